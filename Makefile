@@ -1,0 +1,70 @@
+# The two commands: `make demo` (the main job) and `make test` (everything).
+# Both do all set-up on a fresh machine: the virtualenv, the pinned sdist,
+# materializing pristine + patches into src/, and the npm-installed servers.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.requirements.stamp
+SERIES := $(PYTHON) tools/series.py
+NPM_DIR := tests/integration/third_party_mcp_apps
+export PYTHONPATH := $(CURDIR)/src:$(CURDIR)/tests/integration/fixtures:$(CURDIR)/contributing/samples
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: venv sync patches check-patches check-series wheel demo test \
+	unit conformance bench amend-start amend-finish amend-abort npm-servers \
+	postgres
+
+$(STAMP): requirements-dev.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+sync:
+	$(SERIES) sync
+
+patches:
+	$(SERIES) export
+
+check-patches:
+	$(SERIES) check-patches
+
+check-series: venv sync
+	$(PY) tools/series.py check-series --python $(abspath $(PY))
+
+amend-start:
+	@test -n "$(PR)" || { echo 'usage: make amend-start PR=<number>'; exit 2; }
+	$(SERIES) amend-start $(PR)
+
+amend-finish:
+	$(SERIES) amend-finish
+
+amend-abort:
+	$(SERIES) amend-abort
+
+wheel: venv sync
+	$(PY) tools/series.py wheel --python $(abspath $(PY))
+
+npm-servers:
+	@if [ -f $(NPM_DIR)/package-lock.json ]; then \
+	  $(PY) -c 'import sys; sys.path.insert(0, "$(NPM_DIR)"); import servers; servers.ensure_installed()'; \
+	fi
+
+# The whole suite on the whole stack, with the series tool's own tests.
+unit: venv sync npm-servers
+	$(PY) -m pytest -p no:cacheprovider -q tests tools/tests
+
+conformance: venv
+	$(PY) tools/conformance_check.py
+
+test: venv sync npm-servers check-series wheel
+	$(PY) tools/conformance_check.py
+	$(PY) -m pytest -p no:cacheprovider -q tests tools/tests
+
+demo: venv sync npm-servers
+	$(PY) tools/demo.py
+
+bench: venv sync npm-servers
+	$(PY) benchmarks/run.py

@@ -1,0 +1,407 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Tests of the patch-series tool on a small synthetic upstream.
+
+Each test builds a throw-away project: a git repository with a
+`patches/series.toml` pinning a tiny sdist made in the test (placed in the
+tool's cache, so nothing is downloaded) and drives the real tool through its
+command-line entry point.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+from pathlib import Path
+import subprocess
+import sys
+import tarfile
+import textwrap
+
+import pytest
+import series
+
+_UPSTREAM = {
+    'src/google/adk/__init__.py': 'VERSION = "1.0"\n',
+    'src/google/adk/mod.py': ''.join(f'line_{i} = {i}\n' for i in range(30)),
+    'src/google/adk/tools/run.sh': '#!/bin/sh\necho hi\n',
+    'LICENSE': 'Apache License 2.0 (test copy)\n',
+    'pyproject.toml': '[project]\nname = "fake"\n',
+}
+_GIT_ENV = {
+    'GIT_AUTHOR_NAME': 't',
+    'GIT_AUTHOR_EMAIL': 't@example.com',
+    'GIT_COMMITTER_NAME': 't',
+    'GIT_COMMITTER_EMAIL': 't@example.com',
+}
+
+
+def _make_sdist() -> bytes:
+  buffer = io.BytesIO()
+  with tarfile.open(fileobj=buffer, mode='w:gz') as tar:
+    for rel, text in {**_UPSTREAM, 'PKG-INFO': 'Name: fake\n'}.items():
+      data = text.encode()
+      info = tarfile.TarInfo(f'fake-1.0/{rel}')
+      info.size = len(data)
+      info.mode = 0o755 if rel.endswith('.sh') else 0o644
+      tar.addfile(info, io.BytesIO(data))
+  return buffer.getvalue()
+
+
+def _git(root: Path, *args: str) -> str:
+  env = {**os.environ, **_GIT_ENV}
+  return subprocess.run(
+      ['git', *args],
+      cwd=root,
+      env=env,
+      check=True,
+      capture_output=True,
+      text=True,
+  ).stdout
+
+
+class Project:
+  """A synthetic series project on disk."""
+
+  def __init__(self, root: Path, prs: dict[int, list[str]]):
+    self.root = root
+    sdist = _make_sdist()
+    cache = root / '.cache' / 'series'
+    cache.mkdir(parents=True)
+    (cache / 'fake-1.0.tar.gz').write_bytes(sdist)
+    (root / 'patches').mkdir()
+    self.sha = hashlib.sha256(sdist).hexdigest()
+    self.set_prs(prs)
+    (root / '.gitignore').write_text(
+        '/.cache/\n/.series-amend/\n__pycache__/\n'
+    )
+    _git(root, 'init', '-q')
+
+  def set_prs(self, prs: dict[int, list[str]]) -> None:
+    text = textwrap.dedent(f"""\
+        [pin]
+        name = "fake"
+        version = "1.0"
+        sdist = "fake-1.0.tar.gz"
+        sha256 = "{self.sha}"
+        [pin.root_files]
+        "LICENSE" = "LICENSE"
+        "pyproject.toml" = "upstream/pyproject.toml"
+        """)
+    for number in sorted(prs):
+      paths = ', '.join(f'"{p}"' for p in prs[number])
+      text += (
+          f'[[pr]]\nnumber = {number}\nslug = "pr-{number}"\n'
+          f'title = "PR {number}"\npaths = [{paths}]\n'
+      )
+    (self.root / 'patches' / 'series.toml').write_text(text)
+
+  def run(self, *args: str) -> int:
+    return series.main(['--root', str(self.root), *args])
+
+  def path(self, rel: str) -> Path:
+    return self.root / rel
+
+  def write(self, rel: str, text: str) -> None:
+    target = self.path(rel)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+
+  def edit(self, rel: str, old: str, new: str) -> None:
+    text = self.path(rel).read_text()
+    assert old in text, (rel, old)
+    self.write(rel, text.replace(old, new, 1))
+
+  def patch(self, number: int) -> bytes | None:
+    p = self.path(f'patches/{number:04d}-pr-{number}.patch')
+    return p.read_bytes() if p.exists() else None
+
+  def commit(self) -> None:
+    _git(self.root, 'add', '-A')
+    _git(self.root, 'commit', '-q', '-m', 'work', '--allow-empty')
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+  proj = Project(
+      tmp_path / 'proj',
+      {
+          1: ['src/google/adk/mod.py', 'src/google/adk/one/', 'tests/one/'],
+          2: ['src/google/adk/mod.py', 'src/google/adk/two/', 'tests/two/'],
+      },
+  )
+  assert proj.run('sync') == 0
+  proj.commit()
+  return proj
+
+
+def test_sync_materializes_and_ignores_exactly_upstream(project: Project):
+  assert (
+      project.path('src/google/adk/mod.py').read_text()
+      == _UPSTREAM['src/google/adk/mod.py']
+  )
+  assert project.path('upstream/pyproject.toml').exists()
+  assert os.access(project.path('src/google/adk/tools/run.sh'), os.X_OK)
+  assert not project.path('PKG-INFO').exists()
+  tracked = _git(project.root, 'ls-files').split()
+  assert not [p for p in tracked if p.startswith(('src/', 'upstream/'))]
+  assert 'LICENSE' not in tracked
+  # A new series file next to upstream ones is not ignored.
+  project.write('src/google/adk/one/new.py', 'X = 1\n')
+  status = _git(project.root, 'status', '--porcelain', '--untracked-files=all')
+  assert status.split() == ['??', 'src/google/adk/one/new.py']
+  assert project.run('sync') == 0  # idempotent
+
+
+def test_export_is_deterministic(project: Project, tmp_path: Path):
+  project.edit('src/google/adk/mod.py', 'line_3 = 3', 'line_3 = 33')
+  project.write('src/google/adk/one/new.py', 'X = 1\n')
+  assert project.run('export') == 0
+  first = project.patch(1)
+  assert first is not None and b'line_3 = 33' in first
+  assert project.run('export') == 0
+  assert project.patch(1) == first
+  # A fresh clone with a fresh cache reproduces the same bytes.
+  project.commit()
+  clone = _clone(project, tmp_path / 'clone')
+  assert clone.run('export') == 0
+  assert clone.patch(1) == first
+  assert clone.run('check-patches') == 0
+
+
+def test_unlisted_path_is_an_ownership_violation(project: Project, capsys):
+  project.edit('src/google/adk/__init__.py', '1.0', '1.1')
+  assert project.run('export') == 1
+  err = capsys.readouterr().err
+  assert 'src/google/adk/__init__.py' in err and 'listed by no PR' in err
+  assert project.run('check-patches') == 1
+  project.write('tests/unlisted/test_x.py', 'def test_x(): pass\n')
+  project.edit('src/google/adk/__init__.py', '1.1', '1.0')
+  assert project.run('check-patches') == 1
+  assert 'tests/unlisted/test_x.py' in capsys.readouterr().err
+
+
+def test_committed_upstream_file_is_reported(project: Project, capsys):
+  _git(project.root, 'add', '-f', 'src/google/adk/mod.py')
+  assert project.run('check-patches') == 1
+  err = capsys.readouterr().err
+  assert 'src/google/adk/mod.py: an upstream file is committed' in err
+
+
+def test_stale_patch_is_reported(project: Project, capsys):
+  project.write('src/google/adk/one/new.py', 'X = 1\n')
+  assert project.run('export') == 0
+  assert project.run('check-patches') == 0
+  project.write('src/google/adk/one/new.py', 'X = 2\n')
+  assert project.run('check-patches') == 1
+  err = capsys.readouterr().err
+  assert 'patches/0001-pr-1.patch is stale' in err
+  assert 'src/google/adk/one/new.py: differs from pristine + patches' in err
+
+
+def test_sync_refuses_to_destroy_unexported_edit(project: Project, capsys):
+  project.edit('src/google/adk/mod.py', 'line_3 = 3', 'line_3 = 33')
+  assert project.run('sync') == 1
+  assert 'make patches' in capsys.readouterr().err
+  assert 'line_3 = 33' in project.path('src/google/adk/mod.py').read_text()
+  # Once exported, sync accepts it; a deleted upstream file is restored.
+  assert project.run('export') == 0
+  project.path('src/google/adk/mod.py').unlink()
+  assert project.run('sync') == 0
+  assert 'line_3 = 33' in project.path('src/google/adk/mod.py').read_text()
+
+
+def _clone(project: Project, dest: Path) -> Project:
+  _git(project.root.parent, 'clone', '-q', str(project.root), str(dest))
+  cache = dest / '.cache' / 'series'
+  cache.mkdir(parents=True)
+  (cache / 'fake-1.0.tar.gz').write_bytes(_make_sdist())
+  clone = Project.__new__(Project)
+  clone.root, clone.sha = dest, project.sha
+  assert clone.run('sync') == 0
+  return clone
+
+
+def test_sync_follows_new_patches_after_a_pull(project: Project,
+                                               tmp_path: Path):
+  project.edit('src/google/adk/mod.py', 'line_3 = 3', 'line_3 = 33')
+  assert project.run('export') == 0
+  project.commit()
+  other = _clone(project, tmp_path / 'other')
+  other.edit('src/google/adk/mod.py', 'line_5 = 5', 'line_5 = 55')
+  assert other.run('export') == 0
+  other.commit()
+  _git(project.root, 'pull', '-q', str(other.root), 'HEAD')
+  # The file holds exactly what this clone exported: sync may replace it.
+  assert project.run('sync') == 0
+  text = project.path('src/google/adk/mod.py').read_text()
+  assert 'line_3 = 33' in text and 'line_5 = 55' in text
+  assert project.run('check-patches') == 0
+
+
+def test_multi_pr_path_freezes_lower_hunks(project: Project):
+  # First modification of a path listed by PRs 1 and 2 belongs to PR 1.
+  project.edit('src/google/adk/mod.py', 'line_3 = 3', 'line_3 = 33')
+  assert project.run('export') == 0
+  pr1 = project.patch(1)
+  assert pr1 is not None and project.patch(2) is None
+  # Later edits go to the highest listing PR; PR 1's hunk stays as it was.
+  project.edit('src/google/adk/mod.py', 'line_20 = 20', 'line_20 = 2020')
+  project.edit('src/google/adk/mod.py', 'line_3 = 33', 'line_3 = 333')
+  assert project.run('export') == 0
+  assert project.patch(1) == pr1
+  pr2 = project.patch(2)
+  assert pr2 is not None
+  assert b'+line_20 = 2020' in pr2 and b'-line_3 = 33\n+line_3 = 333' in pr2
+  assert b'line_20' not in pr1
+  assert project.run('check-patches') == 0
+
+
+def test_prefix_isolation_and_check_series(project: Project, capsys):
+  project.write('src/google/adk/one/__init__.py', 'ONE = 1\n')
+  project.write(
+      'src/google/adk/two/__init__.py',
+      'from google.adk.one import ONE\nTWO = ONE + 1\n',
+  )
+  project.write(
+      'tests/one/test_one.py',
+      textwrap.dedent("""\
+      import importlib.util
+
+      def test_pr2_module_absent_from_prefix_1():
+        import google.adk.one
+        assert importlib.util.find_spec('google.adk.two') is None
+      """),
+  )
+  project.write(
+      'tests/two/test_two.py',
+      textwrap.dedent("""\
+      def test_pr2_uses_pr1():
+        from google.adk.two import TWO
+        assert TWO == 2
+      """),
+  )
+  assert project.run('export') == 0
+  assert b'one/__init__.py' in project.patch(1)
+  assert b'two/__init__.py' not in project.patch(1)
+  assert project.run('check-series', '--python', sys.executable) == 0
+  out = capsys.readouterr().out
+  assert 'prefix 1: import ok; 1 passed' in out
+  assert 'prefix 2: import ok; 1 passed' in out
+  # PR 1 code that reaches up into PR 2 fails its own prefix.
+  project.write(
+      'src/google/adk/one/__init__.py', 'ONE = 1\nfrom google.adk import two\n'
+  )
+  project.write(
+      'src/google/adk/__init__.py',
+      'VERSION = "1.0"\nfrom google.adk import one\n',
+  )
+  project.set_prs({
+      1: [
+          'src/google/adk/mod.py',
+          'src/google/adk/one/',
+          'tests/one/',
+          'src/google/adk/__init__.py',
+      ],
+      2: ['src/google/adk/mod.py', 'src/google/adk/two/', 'tests/two/'],
+  })
+  assert project.run('export') == 0
+  assert project.run('check-series', '--python', sys.executable) == 1
+  assert 'prefix 1: import google.adk failed' in capsys.readouterr().err
+
+
+def _two_pr_edits(project: Project) -> None:
+  project.edit('src/google/adk/mod.py', 'line_3 = 3', 'line_3 = 33')
+  assert project.run('export') == 0
+  project.edit('src/google/adk/mod.py', 'line_20 = 20', 'line_20 = 2020')
+  assert project.run('export') == 0
+  project.commit()
+  assert project.patch(1) and project.patch(2)
+
+
+def test_amend_lower_pr_restacks_the_ones_above(project: Project):
+  _two_pr_edits(project)
+  assert project.run('amend-start', '1') == 0
+  amend = project.path('.series-amend/src/google/adk/mod.py')
+  assert 'line_3 = 33' in amend.read_text()
+  assert 'line_20 = 2020' not in amend.read_text()  # the tree at PR 1
+  amend.write_text(amend.read_text().replace('line_9 = 9', 'line_9 = 99'))
+  assert project.run('amend-finish') == 0
+  assert b'+line_9 = 99' in project.patch(1)
+  assert b'line_9' not in project.patch(2)
+  text = project.path('src/google/adk/mod.py').read_text()
+  assert 'line_9 = 99' in text and 'line_20 = 2020' in text
+  assert not project.path('.series-amend').exists()
+  assert project.run('check-patches') == 0
+  assert (
+      project.run('check-series', '--python', sys.executable, '--no-tests') == 0
+  )
+
+
+def test_amend_conflict_is_reported_and_changes_nothing(
+    project: Project, capsys
+):
+  _two_pr_edits(project)
+  before = (
+      project.patch(1),
+      project.patch(2),
+      project.path('src/google/adk/mod.py').read_text(),
+  )
+  assert project.run('amend-start', '1') == 0
+  amend = project.path('.series-amend/src/google/adk/mod.py')
+  amend.write_text(amend.read_text().replace('line_20 = 20', 'line_20 = -1'))
+  assert project.run('amend-finish') == 1
+  err = capsys.readouterr().err
+  assert 'PR 2 no longer applies' in err and 'src/google/adk/mod.py' in err
+  after = (
+      project.patch(1),
+      project.patch(2),
+      project.path('src/google/adk/mod.py').read_text(),
+  )
+  assert after == before
+  # The amend is still in progress and can be abandoned cleanly.
+  assert project.path('.series-amend').exists()
+  assert project.run('amend-abort') == 0
+  assert not project.path('.series-amend').exists()
+  assert project.run('check-patches') == 0
+
+
+def test_git_am_onto_pristine_repository(project: Project):
+  _two_pr_edits(project)
+  project.write('src/google/adk/one/__init__.py', 'ONE = 1\n')
+  assert project.run('export') == 0
+  s = series.Series.load(project.root)
+  series.check_git_am(s, series.committed_patches(s))
+  broken = project.patch(2).replace(b'-line_20 = 20', b'-line_20 = 21')
+  with pytest.raises(series.SeriesError, match='git am of patches/0002'):
+    series.check_git_am(s, [project.patch(1), broken])
+
+
+def test_sdist_hash_mismatch_is_refused(project: Project, tmp_path: Path,
+                                        monkeypatch, capsys):
+  cache = project.path('.cache/series')
+  for stale in cache.glob('stack-*'):
+    subprocess.run(['rm', '-rf', str(stale)], check=True)
+  (cache / 'fake-1.0.tar.gz').unlink()
+  mirror = tmp_path / 'mirror'
+  mirror.mkdir()
+  (mirror / 'fake-1.0.tar.gz').write_bytes(b'not the pinned sdist')
+  monkeypatch.setenv('ADK_SERIES_SDIST_DIR', str(mirror))
+  assert project.run('sync') == 1
+  assert 'does not match the pin' in capsys.readouterr().err
+  assert not (cache / 'fake-1.0.tar.gz').exists()
+  (mirror / 'fake-1.0.tar.gz').write_bytes(_make_sdist())
+  assert project.run('sync') == 0
