@@ -74,7 +74,9 @@ CASE_ID_RE = re.compile(r'(S0|P[1-5]|XR)-[A-Z0-9]+-\d+')
 CASE_BULLET_RE = re.compile(r'- `([^`]+)`')
 MARK_RE = re.compile(r'◇|∅|⚑7\([a-z]\)')
 READING_MARKS = frozenset({'◇', '∅'})
-PLANNED_RE = re.compile(r'planned \(PR ([1-5])\)')
+# `planned (PR n)` for the owning PR; a case whose proof needs a later PR's
+# machinery says so: `planned (PR n): <why>` with n above the owner.
+PLANNED_RE = re.compile(r'planned \(PR ([1-5])\)(?:: *(\S.*))?')
 NOT_APPLICABLE_RE = re.compile(r'not applicable: *(\S.*)')
 CROSS_REPO_STATUS = 'cross-repo'
 BR_RE = re.compile(r'\s*<br\s*/?>\s*')
@@ -137,6 +139,7 @@ class Proof:
   kind: ProofKind
   node_ids: tuple[str, ...] = ()
   pr: int | None = None
+  why: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -342,7 +345,7 @@ def parse_proof(cell: str) -> Proof | None:
   if cell == CROSS_REPO_STATUS:
     return Proof(ProofKind.CROSS_REPO)
   if match := PLANNED_RE.fullmatch(cell):
-    return Proof(ProofKind.PLANNED, pr=int(match.group(1)))
+    return Proof(ProofKind.PLANNED, pr=int(match.group(1)), why=match.group(2))
   if NOT_APPLICABLE_RE.fullmatch(cell):
     return Proof(ProofKind.NOT_APPLICABLE)
   node_ids = []
@@ -475,10 +478,16 @@ def proof_status_problems(case: Case, proof: Proof) -> list[str]:
     ]
   if proof.kind is ProofKind.PLANNED and case.group != 'S0':
     owner = owner_pr(case.case_id)
-    if proof.pr != owner:
+    assert proof.pr is not None
+    if proof.pr < owner:
       return [
-          f'is planned for PR {proof.pr}, but PR {owner} owns it; write'
-          f' planned (PR {owner})'
+          f'is planned for PR {proof.pr}, but PR {owner} owns it and a PR'
+          f' cannot prove what a later one builds; write planned (PR {owner})'
+      ]
+    if proof.pr > owner and not proof.why:
+      return [
+          f'is planned for PR {proof.pr}, later than its owner PR {owner};'
+          f' say why: planned (PR {proof.pr}): <the machinery it needs>'
       ]
   return []
 

@@ -57,7 +57,9 @@ import sys
 import tarfile
 import tempfile
 import tomllib
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable
+from typing import Mapping
+from typing import Sequence
 
 # Commits and mails are made with fixed identities and dates, so exporting an
 # unchanged tree reproduces every patch byte for byte.
@@ -70,21 +72,40 @@ _IDENTITY = {
     'GIT_COMMITTER_DATE': '2026-01-26T00:00:00+0000',
 }
 _GIT_CONFIG = [
-    '-c', 'core.autocrlf=false',
-    '-c', 'core.quotepath=off',
-    '-c', 'diff.noprefix=false',
-    '-c', 'diff.mnemonicPrefix=false',
-    '-c', 'diff.renames=false',
-    '-c', 'format.signature=',
-    '-c', 'commit.gpgsign=false',
-    '-c', 'init.defaultBranch=main',
-    '-c', 'user.name=ADK MCP Apps series',
-    '-c', 'user.email=mcp-apps-series@users.noreply.github.com',
+    '-c',
+    'core.autocrlf=false',
+    '-c',
+    'core.quotepath=off',
+    '-c',
+    'diff.noprefix=false',
+    '-c',
+    'diff.mnemonicPrefix=false',
+    '-c',
+    'diff.renames=false',
+    '-c',
+    'format.signature=',
+    '-c',
+    'commit.gpgsign=false',
+    '-c',
+    'init.defaultBranch=main',
+    '-c',
+    'user.name=ADK MCP Apps series',
+    '-c',
+    'user.email=mcp-apps-series@users.noreply.github.com',
 ]
 _FORMAT_PATCH_ARGS = [
-    'format-patch', '--stdout', '--zero-commit', '--no-signature',
-    '--full-index', '--binary', '--no-renames', '--diff-algorithm=myers',
-    '--no-thread', '--subject-prefix=PATCH', '-N', '--encoding=UTF-8',
+    'format-patch',
+    '--stdout',
+    '--zero-commit',
+    '--no-signature',
+    '--full-index',
+    '--binary',
+    '--no-renames',
+    '--diff-algorithm=myers',
+    '--no-thread',
+    '--subject-prefix=PATCH',
+    '-N',
+    '--encoding=UTF-8',
 ]
 # Where the series' own files may live; anything else is project machinery.
 _SERIES_ROOTS = ('src/', 'tests/', 'contributing/')
@@ -174,10 +195,11 @@ class Series:
       )
     for pr in prs:
       for entry in pr.paths:
-        if not entry.startswith(_SERIES_ROOTS):
+        if not entry.startswith(_SERIES_ROOTS) and entry not in pin.root_files:
           raise SeriesError(
               f'{config_path}: PR {pr.number} lists {entry!r}, which is'
-              f' outside {", ".join(_SERIES_ROOTS)}'
+              f' neither under {", ".join(_SERIES_ROOTS)} nor an upstream'
+              ' root file'
           )
     return cls(root=root, pin=pin, prs=prs)
 
@@ -269,8 +291,10 @@ def _cat_blobs(repo: Path, blobs: Iterable[str]) -> dict[str, bytes]:
   if not wanted:
     return {}
   out = _git(
-      repo, 'cat-file', '--batch', input_bytes=''.join(
-          f'{b}\n' for b in wanted).encode()
+      repo,
+      'cat-file',
+      '--batch',
+      input_bytes=''.join(f'{b}\n' for b in wanted).encode(),
   ).stdout
   result: dict[str, bytes] = {}
   pos = 0
@@ -278,7 +302,7 @@ def _cat_blobs(repo: Path, blobs: Iterable[str]) -> dict[str, bytes]:
     header_end = out.index(b'\n', pos)
     sha, _, size = out[pos:header_end].decode().split()
     start = header_end + 1
-    result[sha] = out[start:start + int(size)]
+    result[sha] = out[start : start + int(size)]
     pos = start + int(size) + 1
   return result
 
@@ -304,8 +328,16 @@ def fetch_sdist(series: Series) -> Path:
     else:
       proc = subprocess.run(
           [
-              sys.executable, '-m', 'pip', 'download', '--quiet',
-              '--no-deps', '--no-binary', ':all:', '--dest', tmp,
+              sys.executable,
+              '-m',
+              'pip',
+              'download',
+              '--quiet',
+              '--no-deps',
+              '--no-binary',
+              ':all:',
+              '--dest',
+              tmp,
               f'{pin.name}=={pin.version}',
           ],
           capture_output=True,
@@ -335,7 +367,9 @@ def _sha256(path: Path) -> str:
   return digest.hexdigest()
 
 
-def _pristine_files(series: Series, sdist: Path) -> dict[str, tuple[bytes, bool]]:
+def _pristine_files(
+    series: Series, sdist: Path
+) -> dict[str, tuple[bytes, bool]]:
   """Upstream path -> (content, executable) from the sdist."""
   files: dict[str, tuple[bytes, bool]] = {}
   with tarfile.open(sdist, 'r:gz') as tar:
@@ -376,7 +410,10 @@ class Stack:
         dest.chmod(0o755)
     _git(self.repo, 'add', '-A')
     _git(
-        self.repo, 'commit', '-q', '-m',
+        self.repo,
+        'commit',
+        '-q',
+        '-m',
         f'{self.series.pin.name} {self.series.pin.version} (pristine sdist)',
     )
     _git(self.repo, 'tag', 'pristine')
@@ -409,11 +446,23 @@ class Stack:
           f'{entry.mode} {entry.blob}\t{path}\n'
           for path, entry in sorted(tree.items())
       )
-      _git(self.repo, 'update-index', '--add', '--index-info', env=env,
-           input_bytes=info.encode())
+      _git(
+          self.repo,
+          'update-index',
+          '--add',
+          '--index-info',
+          env=env,
+          input_bytes=info.encode(),
+      )
       tree_id = _git_out(self.repo, 'write-tree', env=env)
     return _git_out(
-        self.repo, 'commit-tree', tree_id, '-p', parent, '-F', '-',
+        self.repo,
+        'commit-tree',
+        tree_id,
+        '-p',
+        parent,
+        '-F',
+        '-',
         input_bytes=message.encode(),
     )
 
@@ -426,26 +475,49 @@ class Stack:
     for index, patch in enumerate(patches, start=1):
       parent = commits[-1]
       if patch is None:
-        commits.append(_git_out(
-            self.repo, 'commit-tree', f'{parent}^{{tree}}', '-p', parent,
-            '-m', f'PR {index}: no content'))
+        commits.append(
+            _git_out(
+                self.repo,
+                'commit-tree',
+                f'{parent}^{{tree}}',
+                '-p',
+                parent,
+                '-m',
+                f'PR {index}: no content',
+            )
+        )
         continue
       with tempfile.TemporaryDirectory() as tmp:
         env = {'GIT_INDEX_FILE': str(Path(tmp) / 'index')}
         _git(self.repo, 'read-tree', parent, env=env)
         patch_file = Path(tmp) / 'p.patch'
         patch_file.write_bytes(patch)
-        proc = _git(self.repo, 'apply', '--cached', '--whitespace=nowarn',
-                    str(patch_file), env=env, check=False)
+        proc = _git(
+            self.repo,
+            'apply',
+            '--cached',
+            '--whitespace=nowarn',
+            str(patch_file),
+            env=env,
+            check=False,
+        )
         if proc.returncode != 0:
           raise SeriesError(
               f'patch {index} does not apply on the PRs below it:\n'
               + proc.stderr.decode(errors='replace').strip()
           )
         tree_id = _git_out(self.repo, 'write-tree', env=env)
-      commits.append(_git_out(
-          self.repo, 'commit-tree', tree_id, '-p', parent, '-m',
-          f'PR {index}'))
+      commits.append(
+          _git_out(
+              self.repo,
+              'commit-tree',
+              tree_id,
+              '-p',
+              parent,
+              '-m',
+              f'PR {index}',
+          )
+      )
     return commits
 
 
@@ -464,7 +536,8 @@ def committed_patches(series: Series) -> list[bytes | None]:
 def stray_patch_files(series: Series) -> list[str]:
   expected = {pr.patch_name for pr in series.prs}
   return sorted(
-      p.name for p in (series.root / 'patches').glob('*.patch')
+      p.name
+      for p in (series.root / 'patches').glob('*.patch')
       if p.name not in expected
   )
 
@@ -477,7 +550,11 @@ def _listed_files(root: Path, *args: str) -> list[str]:
 def series_files(series: Series) -> list[str]:
   """Tracked or addable (untracked, not ignored) files under series roots."""
   files = _listed_files(
-      series.root, '--cached', '--others', '--exclude-standard', '--',
+      series.root,
+      '--cached',
+      '--others',
+      '--exclude-standard',
+      '--',
       *(r.rstrip('/') for r in _SERIES_ROOTS),
   )
   return [f for f in files if (series.root / f).is_file()]
@@ -494,7 +571,9 @@ def _read_wt(series: Series, up_path: str) -> tuple[bytes, bool] | None:
   return path.read_bytes(), os.access(path, os.X_OK)
 
 
-def working_tree(series: Series, pristine: Tree) -> tuple[Tree, dict[str, bytes]]:
+def working_tree(
+    series: Series, pristine: Tree
+) -> tuple[Tree, dict[str, bytes]]:
   """The managed paths as they are now: upstream files plus series files.
 
   Upstream files missing from the working tree are left out (sync restores
@@ -579,7 +658,8 @@ def compute_export(series: Series) -> Export:
       continue
     for k in range(1, len(series.prs) + 1):
       if k not in owners and old_trees[k].get(path) != old_trees[k - 1].get(
-          path):
+          path
+      ):
         problems.append(
             f'{series.wt_path(path)}: patch {k} changes it but series.toml'
             f' does not list it for PR {k}'
@@ -596,8 +676,9 @@ def compute_export(series: Series) -> Export:
   if problems:
     return Export(patches=[], commits=[], problems=problems)
 
-  stack.write_blobs(contents[e.blob] for e in work.values()
-                    if e.blob in contents)
+  stack.write_blobs(
+      contents[e.blob] for e in work.values() if e.blob in contents
+  )
   patches, commits = render_patches(series, stack, new_trees)
   return Export(patches=patches, commits=commits, problems=[])
 
@@ -659,9 +740,13 @@ def _manifest_path(series: Series) -> Path:
 def _write_manifest(series: Series, stack: Stack, top: Tree) -> None:
   """Records the upstream-file blobs the working tree holds by design."""
   pristine = stack.pristine_tree()
-  _manifest_path(series).write_text(json.dumps(
-      {p: e.blob for p, e in top.items() if p in pristine},
-      sort_keys=True, indent=0))
+  _manifest_path(series).write_text(
+      json.dumps(
+          {p: e.blob for p, e in top.items() if p in pristine},
+          sort_keys=True,
+          indent=0,
+      )
+  )
 
 
 def _ignore_block(series: Series, pristine: Tree) -> str:
@@ -684,8 +769,11 @@ def _gitignore_with_block(series: Series, pristine: Tree) -> str:
   )
   if pattern.search(text):
     return pattern.sub(lambda _: block, text)
-  sep = '' if not text or text.endswith('\n\n') else (
-      '\n' if text.endswith('\n') else '\n\n')
+  sep = (
+      ''
+      if not text or text.endswith('\n\n')
+      else ('\n' if text.endswith('\n') else '\n\n')
+  )
   return text + sep + block
 
 
@@ -735,7 +823,10 @@ def cmd_sync(series: Series) -> int:
   _write_manifest(series, stack, target)
   gitignore = series.root / '.gitignore'
   new_text = _gitignore_with_block(series, pristine)
-  if not gitignore.exists() or gitignore.read_text(encoding='utf-8') != new_text:
+  if (
+      not gitignore.exists()
+      or gitignore.read_text(encoding='utf-8') != new_text
+  ):
     gitignore.write_text(new_text, encoding='utf-8')
   print(f'sync: {len(plan)} upstream file(s) written, {len(managed)} managed')
   return 0
@@ -764,14 +855,19 @@ def check_patches(series: Series) -> list[str]:
   gitignore = series.root / '.gitignore'
   current = gitignore.read_text(encoding='utf-8') if gitignore.exists() else ''
   if _gitignore_with_block(series, pristine) != current:
-    problems.append('.gitignore: the upstream ignore list is stale; run'
-                    ' `make sync` and commit .gitignore')
+    problems.append(
+        '.gitignore: the upstream ignore list is stale; run'
+        ' `make sync` and commit .gitignore'
+    )
   for pr in series.prs:
     doc = series.root / 'docs' / 'prs' / pr.description_name
     if doc.exists() and len(doc.read_text(encoding='utf-8')) > (
-        _PR_DESCRIPTION_LIMIT):
-      problems.append(f'{doc.relative_to(series.root)}: longer than'
-                      f' {_PR_DESCRIPTION_LIMIT} characters')
+        _PR_DESCRIPTION_LIMIT
+    ):
+      problems.append(
+          f'{doc.relative_to(series.root)}: longer than'
+          f' {_PR_DESCRIPTION_LIMIT} characters'
+      )
   try:
     result = compute_export(series)
   except SeriesError as e:
@@ -782,8 +878,13 @@ def check_patches(series: Series) -> list[str]:
   committed = committed_patches(series)
   for pr, want, have in zip(series.prs, result.patches, committed):
     if want != have:
-      what = ('is missing' if have is None else
-              'should not exist' if want is None else 'is stale')
+      what = (
+          'is missing'
+          if have is None
+          else 'should not exist'
+          if want is None
+          else 'is stale'
+      )
       problems.append(
           f'patches/{pr.patch_name} {what}: the working tree and the'
           ' committed patches disagree; run `make patches` and commit'
@@ -850,8 +951,8 @@ def check_git_am(series: Series, patches: Sequence[bytes | None]) -> None:
       if proc.returncode != 0:
         raise SeriesError(
             f'git am of patches/{pr.patch_name} onto the pristine repository'
-            ' failed:\n' + (proc.stderr + proc.stdout).decode(
-                errors='replace').strip()
+            ' failed:\n'
+            + (proc.stderr + proc.stdout).decode(errors='replace').strip()
         )
 
 
@@ -863,6 +964,9 @@ def cmd_check_series(series: Series, python: str, run_tests: bool) -> int:
   print('check-series: git am onto the pristine sdist repository: ok')
   stack = Stack(series)
   commits = stack.apply_patches(patches)
+  # Differential tests compare a prefix with pristine ADK (prefix 0).
+  pristine_tree = series.cache / 'prefix-0'
+  cmd_materialize(series, 0, pristine_tree)
   failed = []
   for k, pr in enumerate(series.prs, start=1):
     if patches[k - 1] is None:
@@ -876,19 +980,28 @@ def cmd_check_series(series: Series, python: str, run_tests: bool) -> int:
           for p in ('src', 'tests/integration/fixtures', 'contributing/samples')
       )
       env['ADK_SERIES_PREFIX'] = str(k)
+      env['ADK_PRISTINE_SRC'] = str(pristine_tree / 'src')
       proc = subprocess.run(
-          [python, '-c', 'import google.adk'], cwd=tree_root, env=env,
-          capture_output=True, text=True,
+          [python, '-c', 'import google.adk'],
+          cwd=tree_root,
+          env=env,
+          capture_output=True,
+          text=True,
       )
       if proc.returncode != 0:
-        print(f'check-series: prefix {k}: import google.adk failed:\n'
-              f'{proc.stderr}', file=sys.stderr)
+        print(
+            f'check-series: prefix {k}: import google.adk failed:\n'
+            f'{proc.stderr}',
+            file=sys.stderr,
+        )
         failed.append(k)
         continue
       tests = _pr_tests(series, pr, tree_root)
       if not run_tests or not tests:
-        print(f'check-series: prefix {k}: import ok'
-              + ('' if tests else ' (no tests listed)'))
+        print(
+            f'check-series: prefix {k}: import ok'
+            + ('' if tests else ' (no tests listed)')
+        )
         continue
       ini = tree_root / 'pytest.ini'
       ini.write_text(
@@ -897,15 +1010,32 @@ def cmd_check_series(series: Series, python: str, run_tests: bool) -> int:
           'markers =\n    integration: starts real servers\n'
       )
       proc = subprocess.run(
-          [python, '-m', 'pytest', '-q', '-p', 'no:cacheprovider',
-           '-c', str(ini), '--rootdir', str(tree_root), *tests],
-          cwd=tree_root, env=env, capture_output=True, text=True,
+          [
+              python,
+              '-m',
+              'pytest',
+              '-q',
+              '-p',
+              'no:cacheprovider',
+              '-c',
+              str(ini),
+              '--rootdir',
+              str(tree_root),
+              *tests,
+          ],
+          cwd=tree_root,
+          env=env,
+          capture_output=True,
+          text=True,
       )
       lines = proc.stdout.strip().splitlines()
       tail = lines[-1] if lines else '(no pytest output)'
       if proc.returncode != 0:
-        print(f'check-series: prefix {k}: tests failed:\n{proc.stdout[-6000:]}'
-              f'\n{proc.stderr[-2000:]}', file=sys.stderr)
+        print(
+            f'check-series: prefix {k}: tests failed:\n{proc.stdout[-6000:]}'
+            f'\n{proc.stderr[-2000:]}',
+            file=sys.stderr,
+        )
         failed.append(k)
       else:
         print(f'check-series: prefix {k}: import ok; {tail}')
@@ -913,6 +1043,31 @@ def cmd_check_series(series: Series, python: str, run_tests: bool) -> int:
     print(f'check-series: failing prefixes: {failed}', file=sys.stderr)
     return 1
   print('check-series: ok')
+  return 0
+
+
+def cmd_materialize(series: Series, number: int, dest: Path) -> int:
+  """Writes prefix `number` to `dest`, reusing it when already current.
+
+  Differential tests and the demo run pristine ADK (prefix 0) and lower
+  prefixes beside the working tree; a stamp holding the commit id makes a
+  repeated call free.
+  """
+  if not 0 <= number <= len(series.prs):
+    raise SeriesError(f'no prefix {number}')
+  stack = Stack(series)
+  commits = stack.apply_patches(committed_patches(series))
+  tree_id = _git_out(stack.repo, 'rev-parse', f'{commits[number]}^{{tree}}')
+  stamp = dest / '.series-prefix'
+  if stamp.exists() and stamp.read_text() == tree_id:
+    print(dest)
+    return 0
+  if dest.exists():
+    shutil.rmtree(dest)
+  dest.mkdir(parents=True)
+  _materialize(stack, commits[number], dest)
+  stamp.write_text(tree_id)
+  print(dest)
   return 0
 
 
@@ -931,23 +1086,39 @@ def cmd_amend_start(series: Series, number: int) -> int:
   if problems:
     raise SeriesError(
         'the working tree must match the committed patches before amending a'
-        ' lower PR; fix these first:\n' + '\n'.join(problems)
+        ' lower PR; fix these first:\n'
+        + '\n'.join(problems)
     )
   worktree = _amend_dir(series)
   if worktree.exists():
-    raise SeriesError(f'{worktree} exists: an amend is already in progress'
-                      ' (finish it with `amend-finish` or `amend-abort`)')
+    raise SeriesError(
+        f'{worktree} exists: an amend is already in progress'
+        ' (finish it with `amend-finish` or `amend-abort`)'
+    )
   stack = Stack(series)
   commits = stack.apply_patches(committed_patches(series))
   _git(stack.repo, 'worktree', 'prune')
   _git(stack.repo, 'branch', '-f', 'series-top', commits[-1])
-  _git(stack.repo, 'worktree', 'add', '-q', '--detach', str(worktree),
-       commits[number])
-  (worktree / '.series-amend.json').write_text(json.dumps({
-      'number': number, 'commits': commits, 'patches': _patch_digest(series),
-  }))
-  print(f'{worktree} now holds the tree at PR {number} (pristine + patches'
-        f' 1..{number}). Edit it, then run `make amend-finish`.')
+  _git(
+      stack.repo,
+      'worktree',
+      'add',
+      '-q',
+      '--detach',
+      str(worktree),
+      commits[number],
+  )
+  (worktree / '.series-amend.json').write_text(
+      json.dumps({
+          'number': number,
+          'commits': commits,
+          'patches': _patch_digest(series),
+      })
+  )
+  print(
+      f'{worktree} now holds the tree at PR {number} (pristine + patches'
+      f' 1..{number}). Edit it, then run `make amend-finish`.'
+  )
   return 0
 
 
@@ -955,8 +1126,9 @@ def cmd_amend_abort(series: Series) -> int:
   worktree = _amend_dir(series)
   stack = Stack(series)
   if worktree.exists():
-    _git(stack.repo, 'worktree', 'remove', '--force', str(worktree),
-         check=False)
+    _git(
+        stack.repo, 'worktree', 'remove', '--force', str(worktree), check=False
+    )
     shutil.rmtree(worktree, ignore_errors=True)
   _git(stack.repo, 'worktree', 'prune', check=False)
   print('amend aborted; nothing changed')
@@ -986,33 +1158,51 @@ def cmd_amend_finish(series: Series) -> int:
   if problems:
     raise SeriesError(
         'the working tree changed since amend-start; export or discard those'
-        ' edits, then run amend-finish again:\n' + '\n'.join(problems))
+        ' edits, then run amend-finish again:\n'
+        + '\n'.join(problems)
+    )
 
   def keep_state() -> None:
     state_file.write_text(json.dumps(state))
 
   state_file.unlink()
   _git(worktree, 'add', '-A')
-  _git(worktree, 'commit', '-q', '--allow-empty', '--amend', '-m',
-       f'PR {number} (amended)')
+  _git(
+      worktree,
+      'commit',
+      '-q',
+      '--allow-empty',
+      '--amend',
+      '-m',
+      f'PR {number} (amended)',
+  )
   amended = _git_out(worktree, 'rev-parse', 'HEAD')
-  changed = _changed(_ls_tree(stack.repo, commits[number]),
-                     _ls_tree(stack.repo, amended))
+  changed = _changed(
+      _ls_tree(stack.repo, commits[number]), _ls_tree(stack.repo, amended)
+  )
   unowned = sorted(p for p in changed if number not in series.owners(p))
   if unowned:
     _git(worktree, 'reset', '-q', '--soft', commits[number])
     keep_state()
     raise SeriesError(
         f'the amend changes paths PR {number} does not list: {unowned}; list'
-        ' them in series.toml or undo those edits')
+        ' them in series.toml or undo those edits'
+    )
   # Re-stack the PRs above, one by one, with a three-way merge each.
   new_commits = commits[:number] + [amended]
   for k in range(number + 1, len(series.prs) + 1):
-    proc = _git(worktree, 'cherry-pick', '--allow-empty',
-                '--keep-redundant-commits', commits[k], check=False)
+    proc = _git(
+        worktree,
+        'cherry-pick',
+        '--allow-empty',
+        '--keep-redundant-commits',
+        commits[k],
+        check=False,
+    )
     if proc.returncode != 0:
-      conflicted = _git_out(worktree, 'diff', '--name-only',
-                            '--diff-filter=U').split()
+      conflicted = _git_out(
+          worktree, 'diff', '--name-only', '--diff-filter=U'
+      ).split()
       _git(worktree, 'cherry-pick', '--abort', check=False)
       _git(worktree, 'reset', '-q', '--soft', commits[number])
       keep_state()
@@ -1020,7 +1210,8 @@ def cmd_amend_finish(series: Series) -> int:
           f'PR {k} no longer applies on the amended PR {number}; conflicting'
           f' paths: {", ".join(conflicted) or "(see git output)"}. Nothing'
           ' was written to patches/ or the working tree; adjust the amend in'
-          f' {worktree} and run amend-finish again, or amend-abort.')
+          f' {worktree} and run amend-finish again, or amend-abort.'
+      )
     new_commits.append(_git_out(worktree, 'rev-parse', 'HEAD'))
   trees = [_ls_tree(stack.repo, c) for c in new_commits]
   patches, _ = render_patches(series, stack, trees)
@@ -1028,8 +1219,9 @@ def cmd_amend_finish(series: Series) -> int:
   old_top = _ls_tree(stack.repo, commits[-1])
   new_top = trees[-1]
   changed_paths = _changed(old_top, new_top)
-  blobs = _cat_blobs(stack.repo, (new_top[p].blob for p in changed_paths
-                                  if p in new_top))
+  blobs = _cat_blobs(
+      stack.repo, (new_top[p].blob for p in changed_paths if p in new_top)
+  )
   for path in sorted(changed_paths):
     dest = series.root / series.wt_path(path)
     if path not in new_top:
@@ -1043,8 +1235,10 @@ def cmd_amend_finish(series: Series) -> int:
   _git(stack.repo, 'worktree', 'remove', '--force', str(worktree), check=False)
   _git(stack.repo, 'worktree', 'prune', check=False)
   shutil.rmtree(worktree, ignore_errors=True)
-  print(f'amended PR {number}; re-stacked PRs {number + 1}..{len(series.prs)};'
-        f' {len(changed_paths)} path(s) changed in the working tree')
+  print(
+      f'amended PR {number}; re-stacked PRs {number + 1}..{len(series.prs)};'
+      f' {len(changed_paths)} path(s) changed in the working tree'
+  )
   return 0
 
 
@@ -1058,8 +1252,11 @@ def _requires_dist(wheel: Path) -> list[str]:
   with zipfile.ZipFile(wheel) as zf:
     name = next(n for n in zf.namelist() if n.endswith('.dist-info/METADATA'))
     text = zf.read(name).decode()
-  return [line.split(':', 1)[1].strip() for line in text.splitlines()
-          if line.startswith('Requires-Dist:')]
+  return [
+      line.split(':', 1)[1].strip()
+      for line in text.splitlines()
+      if line.startswith('Requires-Dist:')
+  ]
 
 
 # The series' own extra; every other requirement must equal the pristine one.
@@ -1075,9 +1272,19 @@ def _build_wheel(python: str, source: Path, out: Path) -> Path:
   out.mkdir(parents=True, exist_ok=True)
   before = set(out.glob('*.whl'))
   proc = subprocess.run(
-      [python, '-m', 'pip', 'wheel', '--quiet', '--no-deps', '-w', str(out),
-       str(source)],
-      capture_output=True, text=True,
+      [
+          python,
+          '-m',
+          'pip',
+          'wheel',
+          '--quiet',
+          '--no-deps',
+          '-w',
+          str(out),
+          str(source),
+      ],
+      capture_output=True,
+      text=True,
   )
   if proc.returncode != 0:
     raise SeriesError(f'building a wheel from {source} failed:\n{proc.stderr}')
@@ -1101,14 +1308,18 @@ def cmd_wheel(series: Series, python: str) -> int:
   if ours != theirs:
     added = sorted(set(ours) - set(theirs))
     removed = sorted(set(theirs) - set(ours))
-    print(f'wheel: Requires-Dist outside the {_SERIES_EXTRA} extra differs'
-          f' from pristine'
-          f' {series.pin.version}: added {added}, removed {removed}',
-          file=sys.stderr)
+    print(
+        f'wheel: Requires-Dist outside the {_SERIES_EXTRA} extra differs'
+        ' from pristine'
+        f' {series.pin.version}: added {added}, removed {removed}',
+        file=sys.stderr,
+    )
     return 1
-  print(f'wheel: {wheel.relative_to(series.root)} (requirements outside the'
-        f' {_SERIES_EXTRA} extra equal the pristine {series.pin.version}'
-        ' wheel\'s)')
+  print(
+      f'wheel: {wheel.relative_to(series.root)} (requirements outside the'
+      f' {_SERIES_EXTRA} extra equal the pristine {series.pin.version}'
+      " wheel's)"
+  )
   return 0
 
 
@@ -1117,15 +1328,19 @@ def cmd_wheel(series: Series, python: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument('--root', type=Path,
-                      default=Path(__file__).resolve().parent.parent,
-                      help='the project root (default: this tool\'s parent)')
+  parser.add_argument(
+      '--root',
+      type=Path,
+      default=Path(__file__).resolve().parent.parent,
+      help="the project root (default: this tool's parent)",
+  )
   sub = parser.add_subparsers(dest='command', required=True)
   sub.add_parser('sync', help='materialize pristine + patches into src/')
   sub.add_parser('export', help='regenerate patches/ from the working tree')
   sub.add_parser('check-patches', help='patches describe the working tree')
   series_parser = sub.add_parser(
-      'check-series', help='every prefix imports and passes its tests')
+      'check-series', help='every prefix imports and passes its tests'
+  )
   series_parser.add_argument('--python', default=sys.executable)
   series_parser.add_argument('--no-tests', action='store_true')
   start = sub.add_parser('amend-start', help='edit a lower PR deliberately')
@@ -1135,6 +1350,11 @@ def main(argv: Sequence[str] | None = None) -> int:
   wheel = sub.add_parser('wheel', help='build the patched distribution')
   wheel.add_argument('--python', default=sys.executable)
   sub.add_parser('prefix-tree', help='print the stack commit ids')
+  materialize = sub.add_parser(
+      'materialize', help='write the tree of prefix K (0 = pristine) to DEST'
+  )
+  materialize.add_argument('number', type=int)
+  materialize.add_argument('dest', type=Path)
   args = parser.parse_args(argv)
   try:
     series = Series.load(args.root.resolve())
@@ -1154,6 +1374,8 @@ def main(argv: Sequence[str] | None = None) -> int:
       return cmd_amend_abort(series)
     if args.command == 'wheel':
       return cmd_wheel(series, args.python)
+    if args.command == 'materialize':
+      return cmd_materialize(series, args.number, args.dest)
     if args.command == 'prefix-tree':
       stack = Stack(series)
       for commit in stack.apply_patches(committed_patches(series)):

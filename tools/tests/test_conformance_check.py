@@ -291,14 +291,32 @@ def test_row_with_wrong_cell_count_is_reported(run):
   assert 'has 5 cells, expected 4' in first
 
 
-def test_planned_for_another_pr_is_reported(run):
+def test_planned_for_a_lower_pr_is_reported(run):
+  result = run(
+      with_row('P2-COLD-01', '| `P2-COLD-01` | ⚑7(i) | planned (PR 1) | |')
+  )
+
+  assert result.code == 1
+  (line,) = result.lines_for('P2-COLD-01')
+  assert 'planned for PR 1, but PR 2 owns it' in line
+
+
+def test_planned_for_a_later_pr_needs_a_reason(run):
   result = run(
       with_row('P2-COLD-01', '| `P2-COLD-01` | ⚑7(i) | planned (PR 3) | |')
   )
 
   assert result.code == 1
   (line,) = result.lines_for('P2-COLD-01')
-  assert 'planned for PR 3, but PR 2 owns it' in line
+  assert 'later than its owner PR 2; say why' in line
+
+
+def test_planned_for_a_later_pr_with_reason_is_accepted(run):
+  row = ('| `P2-COLD-01` | ⚑7(i) | planned (PR 3): needs the batch ledger'
+         ' | |')
+  result = run(with_row('P2-COLD-01', row))
+
+  assert not result.lines_for('P2-COLD-01')
 
 
 @pytest.mark.parametrize('pr', [1, 2, 3, 4, 5])

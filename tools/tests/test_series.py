@@ -22,6 +22,7 @@ command-line entry point.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import os
@@ -50,15 +51,16 @@ _GIT_ENV = {
 
 
 def _make_sdist() -> bytes:
+  """The same bytes on every call (gzip's header otherwise holds the time)."""
   buffer = io.BytesIO()
-  with tarfile.open(fileobj=buffer, mode='w:gz') as tar:
+  with tarfile.open(fileobj=buffer, mode='w') as tar:
     for rel, text in {**_UPSTREAM, 'PKG-INFO': 'Name: fake\n'}.items():
       data = text.encode()
       info = tarfile.TarInfo(f'fake-1.0/{rel}')
       info.size = len(data)
       info.mode = 0o755 if rel.endswith('.sh') else 0o644
       tar.addfile(info, io.BytesIO(data))
-  return buffer.getvalue()
+  return gzip.compress(buffer.getvalue(), mtime=0)
 
 
 def _git(root: Path, *args: str) -> str:

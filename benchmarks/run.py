@@ -1,0 +1,123 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""`make bench`: the patched build beside pristine upstream and the raw SDK.
+
+Every measurement runs in one invocation, side by side, so the ratios compare
+like with like on the same machine at the same time. Variants are
+interleaved over several rounds and the median of the round medians is
+reported. Nothing here asserts a time: the output is for people.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+import statistics
+import subprocess
+import sys
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+PRISTINE = ROOT / '.cache' / 'series' / 'prefix-0'
+
+
+def _env(src: Path | None) -> dict[str, str]:
+  env = dict(os.environ)
+  paths = [str(ROOT / 'tests' / 'integration' / 'fixtures')]
+  if src is not None:
+    paths.insert(0, str(src))
+  env['PYTHONPATH'] = os.pathsep.join(paths)
+  return env
+
+
+def _run(script: str, src: Path | None, *args: str) -> dict[str, Any]:
+  proc = subprocess.run(
+      [sys.executable, str(ROOT / 'benchmarks' / script), *args],
+      env=_env(src),
+      capture_output=True,
+      text=True,
+      timeout=600,
+  )
+  if proc.returncode != 0:
+    sys.exit(f'{script} failed:\n{proc.stderr[-3000:]}')
+  return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _ratio(a: float, b: float) -> str:
+  return f'{a / b:.3f}x' if b else 'n/a'
+
+
+def main() -> None:
+  parser = argparse.ArgumentParser(description=__doc__)
+  parser.add_argument('--rounds', type=int, default=3)
+  parser.add_argument('--calls', type=str, default='300')
+  args = parser.parse_args()
+  subprocess.run(
+      [
+          sys.executable,
+          str(ROOT / 'tools' / 'series.py'),
+          'materialize',
+          '0',
+          str(PRISTINE),
+      ],
+      check=True,
+      stdout=subprocess.DEVNULL,
+  )
+  variants = {
+      'raw MCP SDK': (None, ('--raw',)),
+      'pristine ADK 2.13.0': (PRISTINE / 'src', ()),
+      'patched ADK': (ROOT / 'src', ()),
+  }
+  samples: dict[str, dict[str, list[float]]] = {v: {} for v in variants}
+  for _ in range(args.rounds):
+    for name, (src, extra) in variants.items():
+      result = _run('mcp_calls.py', src, '--calls', args.calls, *extra)
+      for metric, value in result.items():
+        samples[name].setdefault(metric, []).append(value)
+  medians = {
+      name: {m: statistics.median(v) for m, v in metrics.items()}
+      for name, metrics in samples.items()
+  }
+  print('MCP over stdio (conformance server), median per call, microseconds')
+  print(
+      f'{"metric":<12} {"raw SDK":>10} {"pristine":>10} {"patched":>10}'
+      f' {"patched/pristine":>17} {"patched/raw":>12}'
+  )
+  for metric in ('call_tool', 'list_tools'):
+    raw = medians['raw MCP SDK'][metric]
+    pristine = medians['pristine ADK 2.13.0'][metric]
+    patched = medians['patched ADK'][metric]
+    label = 'McpTool call' if metric == 'call_tool' else 'get_tools()'
+    print(
+        f'{label:<12} {raw:>10.0f} {pristine:>10.0f} {patched:>10.0f}'
+        f' {_ratio(patched, pristine):>17} {_ratio(patched, raw):>12}'
+    )
+  print(
+      "(target: patched/pristine <= 1.02x; raw SDK lists without ADK's"
+      ' McpTool wrapping)'
+  )
+  uri = _run('uri_canonicalization.py', ROOT / 'src')
+  print(
+      f'\nURI canonicalization: {uri["uris_per_second"]:,.0f} URIs/s over'
+      f' {uri["count"]:,} URIs (stdlib urllib.parse.urlsplit alone:'
+      f' {uri["urlsplit_per_second"]:,.0f}/s,'
+      f' ratio {uri["urlsplit_per_second"] / uri["uris_per_second"]:.2f}x)'
+  )
+
+
+if __name__ == '__main__':
+  main()

@@ -1,0 +1,170 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Bounded, fully paginated `tools/list`.
+
+Upstream ADK reads only the first `tools/list` page, so a server that
+paginates hides every later tool from the model, and a catalog built from one
+page cannot be trusted to authorize anything. This module follows every page,
+within bounds on pages, items, bytes and time, and refuses a server that
+hands back a cursor it already returned (which would otherwise loop forever).
+
+Any violation, and any failure to list, raises: the caller gets the whole
+catalog or an error, never a partial catalog it might be tempted to consult.
+The model catalog (in `McpToolset.get_tools`) and app admission both list
+through here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import Any
+from typing import Protocol
+
+from ...dependencies._mcp import types
+from ..errors import McpAppsError
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolListingBounds:
+  """Limits on one complete `tools/list`.
+
+  Attributes:
+    max_pages: Most pages followed, the first included.
+    max_items: Most tools over all pages.
+    max_bytes: Most bytes over all pages, measured as each page's compact
+      JSON serialization (the SDK hands over parsed pages, not wire bytes).
+    max_seconds: Most wall-clock time for the whole listing.
+  """
+
+  max_pages: int = 64
+  max_items: int = 4096
+  max_bytes: int = 8 * 1024 * 1024
+  max_seconds: float = 30.0
+
+  def __post_init__(self) -> None:
+    for field in dataclasses.fields(self):
+      if getattr(self, field.name) <= 0:
+        raise ValueError(f'ToolListingBounds.{field.name} must be positive')
+
+
+DEFAULT_BOUNDS = ToolListingBounds()
+
+
+class ToolListingError(McpAppsError):
+  """A complete `tools/list` could not be obtained; nothing was returned."""
+
+
+class ToolListingBoundExceeded(ToolListingError):
+  """The listing went past one of its bounds.
+
+  Attributes:
+    bound: Which bound: `pages`, `items`, `bytes` or `seconds`.
+    limit: The configured limit.
+  """
+
+  def __init__(self, bound: str, limit: float):
+    self.bound = bound
+    self.limit = limit
+    super().__init__(f'tools/list exceeded its {bound} bound ({limit})')
+
+
+class RepeatedCursorError(ToolListingError):
+  """The server returned a `nextCursor` it had already returned."""
+
+  def __init__(self, page: int):
+    self.page = page
+    super().__init__(
+        f'tools/list page {page} repeated an earlier cursor; stopped'
+    )
+
+
+class ToolListingFailed(ToolListingError):
+  """The server or the transport failed a `tools/list` request."""
+
+
+class ToolLister(Protocol):
+  """What listing needs of a session: the SDK `ClientSession` has it."""
+
+  async def list_tools(
+      self, *, params: types.PaginatedRequestParams | None = None
+  ) -> types.ListToolsResult:
+    ...
+
+
+def _page_bytes(page: types.ListToolsResult) -> int:
+  return len(
+      page.model_dump_json(by_alias=True, exclude_none=True).encode('utf-8')
+  )
+
+
+async def _list_pages(
+    session: ToolLister, bounds: ToolListingBounds
+) -> list[types.Tool]:
+  tools: list[types.Tool] = []
+  seen_cursors: set[str] = set()
+  total_bytes = 0
+  cursor: str | None = None
+  for page_number in range(1, bounds.max_pages + 1):
+    params = (
+        types.PaginatedRequestParams(cursor=cursor)
+        if cursor is not None
+        else None
+    )
+    try:
+      page = await session.list_tools(params=params)
+    except asyncio.CancelledError:
+      raise
+    except Exception as e:
+      raise ToolListingFailed(
+          f'tools/list page {page_number} failed: {type(e).__name__}: {e}'
+      ) from e
+    total_bytes += _page_bytes(page)
+    if total_bytes > bounds.max_bytes:
+      raise ToolListingBoundExceeded('bytes', bounds.max_bytes)
+    tools.extend(page.tools)
+    if len(tools) > bounds.max_items:
+      raise ToolListingBoundExceeded('items', bounds.max_items)
+    cursor = page.next_cursor
+    if cursor is None:
+      return tools
+    if cursor in seen_cursors:
+      raise RepeatedCursorError(page_number)
+    seen_cursors.add(cursor)
+  raise ToolListingBoundExceeded('pages', bounds.max_pages)
+
+
+async def list_all_tools(
+    session: Any, bounds: ToolListingBounds = DEFAULT_BOUNDS
+) -> list[types.Tool]:
+  """Lists every tool of a server, following `nextCursor` to the end.
+
+  Args:
+    session: An initialized MCP `ClientSession` (anything with `list_tools`).
+    bounds: The limits for this listing.
+
+  Returns:
+    Every tool, in the order the server listed them.
+
+  Raises:
+    ToolListingBoundExceeded: A bound was exceeded.
+    RepeatedCursorError: The server repeated a cursor.
+    ToolListingFailed: A request failed (JSON-RPC error, transport error).
+  """
+  try:
+    async with asyncio.timeout(bounds.max_seconds):
+      return await _list_pages(session, bounds)
+  except TimeoutError as e:
+    raise ToolListingBoundExceeded('seconds', bounds.max_seconds) from e

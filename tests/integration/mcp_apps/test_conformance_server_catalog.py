@@ -1,0 +1,171 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Capability gating, advertisement observation and catalog shapes.
+
+Gating is exercised on a single server process whose era gate is off, so one
+endpoint serves a legacy handshake client and a 2026-07-28 client; catalog
+shapes are transport-independent and are listed over stdio in both eras.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.client import advertise
+from mcp_apps_conformance_server import names
+import pytest
+
+pytestmark = pytest.mark.integration
+
+_GATED = {"require_apps_capability": True, "era_gate": "sdk"}
+
+
+async def _tools(client: Any) -> dict[str, Any]:
+  listing = await client.list_tools()
+  assert listing.next_cursor is None
+  return {tool.name: tool for tool in listing.tools}
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_gating_withholds_ui_meta_from_clients_without_apps(
+    start_server: Any, mcp_apps: Any, mode: str
+) -> None:
+  server = start_server(options=_GATED)
+  async with mcp_apps.connect(server.url, mode=mode, apps=True) as client:
+    era = "modern" if client.protocol_version == "2026-07-28" else "legacy"
+    assert era == ("legacy" if mode == "legacy" else "modern")
+    advertised = await _tools(client)
+  async with mcp_apps.connect(server.url, mode=mode, apps=False) as client:
+    withheld = await _tools(client)
+  assert advertised[names.OPEN_VIEW].meta["ui"]["resourceUri"] == names.VIEW_URI
+  assert withheld[names.OPEN_VIEW].meta is None
+  assert set(advertised) == set(withheld)
+  assert withheld[names.ADAPTIVE_VIEW].meta == {"conformance/textOnly": True}
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_whoami_reports_what_the_client_advertised(
+    start_server: Any, mcp_apps: Any, mode: str
+) -> None:
+  server = start_server(options={"era_gate": "sdk"})
+  wrong_mime = [advertise(names.EXTENSION_ID, {"mimeTypes": ["text/html"]})]
+  async with mcp_apps.connect(server.url, mode=mode) as client:
+    apps = (await client.call_tool(names.WHOAMI, {})).structured_content
+  async with mcp_apps.connect(
+      server.url, mode=mode, extensions=wrong_mime
+  ) as client:
+    html_only = (await client.call_tool(names.WHOAMI, {})).structured_content
+    log = (await client.call_tool(names.CLIENT_LOG, {})).structured_content
+  assert apps["supportsApps"] is True and html_only["supportsApps"] is False
+  ui_settings = {"mimeTypes": [names.APP_MIME_TYPE]}
+  if mode == "legacy":
+    assert apps["era"] == "legacy" and apps["requestEnvelope"] is None
+    capabilities = apps["handshake"]["capabilities"]
+  else:
+    assert apps["era"] == "modern" and apps["handshake"] is None
+    capabilities = apps["requestEnvelope"]["clientCapabilities"]
+  assert capabilities["extensions"][names.EXTENSION_ID] == ui_settings
+  seen = [
+      entry["clientCapabilities"].get("extensions", {}).get(names.EXTENSION_ID)
+      for entry in log["advertisements"]
+      if entry["era"] == apps["era"]
+  ]
+  assert ui_settings in seen and {"mimeTypes": ["text/html"]} in seen
+
+
+async def test_adaptive_tool_answers_by_capability(
+    legacy_http_server: Any, mcp_apps: Any
+) -> None:
+  async with mcp_apps.connect(legacy_http_server.url, apps=True) as client:
+    rich = await client.call_tool(names.ADAPTIVE_VIEW, {})
+    listed = await _tools(client)
+  async with mcp_apps.connect(legacy_http_server.url, apps=False) as client:
+    plain = await client.call_tool(names.ADAPTIVE_VIEW, {})
+  assert rich.structured_content == {"mode": "view"}
+  assert plain.structured_content is None
+  assert listed[names.ADAPTIVE_VIEW].meta["ui"]["resourceUri"] == (
+      names.ADAPTIVE_URI
+  )
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_catalog_shapes_are_listed_and_callable_over_stdio(
+    mcp_apps: Any, mode: str
+) -> None:
+  options = {
+      "malformed_visibility": True,
+      "reserved_names": True,
+      "deprecated_flat_key": True,
+  }
+  async with mcp_apps.connect(
+      mcp_apps.stdio_parameters(options), mode=mode
+  ) as client:
+    tools = await _tools(client)
+    called = await client.call_tool(names.RESERVED_NAMES[0], {})
+  for name, override in names.MALFORMED_TOOLS.items():
+    assert tools[name].meta["ui"]["visibility"] == override["visibility"]
+  assert tools[names.MALFORMED_UI_NOT_OBJECT].meta == {"ui": names.VIEW_URI}
+  assert tools[names.LEGACY_FLAT_VIEW].meta == {
+      names.FLAT_UI_KEY: names.VIEW_URI
+  }
+  for reserved in names.RESERVED_NAMES:
+    assert tools[reserved].meta["ui"]["resourceUri"] == names.VIEW_URI
+  assert not called.is_error
+  assert called.content[0].text == f"{names.RESERVED_NAMES[0]} ran"
+
+
+async def test_default_catalog_has_no_hard_shapes(
+    legacy_http_server: Any, mcp_apps: Any
+) -> None:
+  async with mcp_apps.connect(legacy_http_server.url) as client:
+    tools = await _tools(client)
+  assert not set(names.RESERVED_NAMES) & set(tools)
+  assert not set(names.MALFORMED_TOOLS) & set(tools)
+  assert names.LEGACY_FLAT_VIEW not in tools
+
+
+@pytest.mark.parametrize(
+    "fixture", ["legacy_http_server", "modern_http_server"]
+)
+async def test_mutate_catalog_changes_the_next_listing(
+    request: pytest.FixtureRequest, mcp_apps: Any, fixture: str
+) -> None:
+  server = request.getfixturevalue(fixture)
+  async with mcp_apps.connect(server.url) as client:
+    before = (await _tools(client))[names.MUTABLE_VIEW]
+    changes = {}
+    for change in ("schema", "uri", "visibility"):
+      answer = await client.call_tool(names.MUTATE_CATALOG, {"change": change})
+      changes[change] = answer.structured_content
+    after = (await _tools(client))[names.MUTABLE_VIEW]
+    called = await client.call_tool(
+        names.MUTABLE_VIEW, {"label": "x", "count": 2}
+    )
+    await client.call_tool(names.MUTATE_CATALOG, {"change": "reset"})
+    reset = (await _tools(client))[names.MUTABLE_VIEW]
+  assert set(before.input_schema["properties"]) == {"label"}
+  assert set(after.input_schema["properties"]) == {"label", "count"}
+  assert before.meta["ui"] == {
+      "resourceUri": names.VIEW_URI,
+      "visibility": ["model", "app"],
+  }
+  assert after.meta["ui"] == {
+      "resourceUri": names.MUTATED_URI,
+      "visibility": ["app"],
+  }
+  assert changes["visibility"]["schemaVersion"] == 2
+  assert called.structured_content["count"] == 2
+  assert reset.meta == before.meta
+  assert reset.input_schema == before.input_schema
