@@ -32,7 +32,9 @@ import sys
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-PRISTINE = ROOT / '.cache' / 'series' / 'prefix-0'
+sys.path.insert(0, str(ROOT / 'tools'))
+
+import series  # pylint: disable=g-import-not-at-top
 
 
 def _env(src: Path | None) -> dict[str, str]:
@@ -66,20 +68,10 @@ def main() -> None:
   parser.add_argument('--rounds', type=int, default=3)
   parser.add_argument('--calls', type=str, default='300')
   args = parser.parse_args()
-  subprocess.run(
-      [
-          sys.executable,
-          str(ROOT / 'tools' / 'series.py'),
-          'materialize',
-          '0',
-          str(PRISTINE),
-      ],
-      check=True,
-      stdout=subprocess.DEVNULL,
-  )
+  pristine_src = series.pristine_src(ROOT)
   variants = {
       'raw MCP SDK': (None, ('--raw',)),
-      'pristine ADK 2.13.0': (PRISTINE / 'src', ()),
+      'pristine ADK 2.13.0': (pristine_src, ()),
       'patched ADK': (ROOT / 'src', ()),
   }
   samples: dict[str, dict[str, list[float]]] = {v: {} for v in variants}

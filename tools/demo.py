@@ -31,7 +31,9 @@ import textwrap
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-PRISTINE = ROOT / '.cache' / 'series' / 'prefix-0'
+sys.path.insert(0, str(ROOT / 'tools'))
+
+import series  # pylint: disable=g-import-not-at-top
 
 
 def _run(src: Path) -> dict[str, Any]:
@@ -96,18 +98,8 @@ def _wrap_pair(a: str, b: str, width: int) -> list[tuple[str, str]]:
 
 
 def main() -> None:
-  subprocess.run(
-      [
-          sys.executable,
-          str(ROOT / 'tools' / 'series.py'),
-          'materialize',
-          '0',
-          str(PRISTINE),
-      ],
-      check=True,
-      stdout=subprocess.DEVNULL,
-  )
-  pristine = _run(PRISTINE / 'src')
+  pristine_src = series.pristine_src(ROOT)
+  pristine = _run(pristine_src)
   patched = _run(ROOT / 'src')
   print('MCP Apps host series: the patched ADK against real MCP App servers')
   print(

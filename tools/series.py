@@ -44,6 +44,7 @@ Standard library and the git command only.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import hashlib
 import io
@@ -138,14 +139,22 @@ class PullRequest:
   def description_name(self) -> str:
     return f'{self.number:04d}-{self.slug}.md'
 
-  def lists(self, path: str) -> bool:
+  def match_length(self, path: str) -> int:
+    """How specifically this PR lists `path`: 0 when it does not.
+
+    An exact file entry is the most specific; otherwise the longest
+    directory entry that contains the path.
+    """
+    best = 0
     for entry in self.paths:
-      if entry.endswith('/'):
-        if path.startswith(entry):
-          return True
-      elif path == entry:
-        return True
-    return False
+      if entry == path:
+        return sys.maxsize
+      if entry.endswith('/') and path.startswith(entry):
+        best = max(best, len(entry))
+    return best
+
+  def lists(self, path: str) -> bool:
+    return self.match_length(path) > 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -208,7 +217,16 @@ class Series:
     return self.root / '.cache' / 'series'
 
   def owners(self, path: str) -> list[int]:
-    return [pr.number for pr in self.prs if pr.lists(path)]
+    """The PRs that own `path`: those that list it most specifically.
+
+    A file that PR 2 lists by name inside a directory PR 1 lists is PR 2's
+    alone; a path several PRs list equally specifically is theirs jointly.
+    """
+    lengths = {pr.number: pr.match_length(path) for pr in self.prs}
+    best = max(lengths.values(), default=0)
+    if best == 0:
+      return []
+    return [number for number, length in lengths.items() if length == best]
 
   def wt_path(self, upstream_path: str) -> str:
     """Where an upstream path lives in the working tree."""
@@ -1069,6 +1087,19 @@ def cmd_materialize(series: Series, number: int, dest: Path) -> int:
   stamp.write_text(tree_id)
   print(dest)
   return 0
+
+
+def pristine_src(root: Path | None = None) -> Path:
+  """Materializes pristine upstream (prefix 0) once; returns its `src/`.
+
+  For the demo, the benchmarks and differential tests, which run pristine
+  ADK beside the working tree.
+  """
+  series = Series.load(root or Path(__file__).resolve().parent.parent)
+  dest = series.cache / 'prefix-0'
+  with contextlib.redirect_stdout(io.StringIO()):
+    cmd_materialize(series, 0, dest)
+  return dest / 'src'
 
 
 # ---------------------------------------------------------------------------

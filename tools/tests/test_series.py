@@ -237,8 +237,9 @@ def _clone(project: Project, dest: Path) -> Project:
   return clone
 
 
-def test_sync_follows_new_patches_after_a_pull(project: Project,
-                                               tmp_path: Path):
+def test_sync_follows_new_patches_after_a_pull(
+    project: Project, tmp_path: Path
+):
   project.edit('src/google/adk/mod.py', 'line_3 = 3', 'line_3 = 33')
   assert project.run('export') == 0
   project.commit()
@@ -392,8 +393,9 @@ def test_git_am_onto_pristine_repository(project: Project):
     series.check_git_am(s, [project.patch(1), broken])
 
 
-def test_sdist_hash_mismatch_is_refused(project: Project, tmp_path: Path,
-                                        monkeypatch, capsys):
+def test_sdist_hash_mismatch_is_refused(
+    project: Project, tmp_path: Path, monkeypatch, capsys
+):
   cache = project.path('.cache/series')
   for stale in cache.glob('stack-*'):
     subprocess.run(['rm', '-rf', str(stale)], check=True)
@@ -407,3 +409,18 @@ def test_sdist_hash_mismatch_is_refused(project: Project, tmp_path: Path,
   assert not (cache / 'fake-1.0.tar.gz').exists()
   (mirror / 'fake-1.0.tar.gz').write_bytes(_make_sdist())
   assert project.run('sync') == 0
+
+
+def test_a_file_listed_by_name_beats_a_listed_directory(project: Project):
+  # PR 1 lists tests/one/; PR 2 names one file inside it.
+  project.set_prs({
+      1: ['src/google/adk/mod.py', 'src/google/adk/one/', 'tests/one/'],
+      2: ['src/google/adk/two/', 'tests/one/test_pr2_only.py'],
+  })
+  project.write('tests/one/test_pr1.py', 'def test_a(): pass\n')
+  project.write('tests/one/test_pr2_only.py', 'def test_b(): pass\n')
+  assert project.run('export') == 0
+  assert b'tests/one/test_pr1.py' in project.patch(1)
+  assert b'test_pr2_only' not in project.patch(1)
+  assert b'tests/one/test_pr2_only.py' in project.patch(2)
+  assert b'test_pr1.py' not in project.patch(2)

@@ -21,9 +21,11 @@ shapes are transport-independent and are listed over stdio in both eras.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from mcp.client import advertise
+from mcp.shared.exceptions import MCPError
 from mcp_apps_conformance_server import names
 import pytest
 
@@ -131,9 +133,96 @@ async def test_default_catalog_has_no_hard_shapes(
 ) -> None:
   async with mcp_apps.connect(legacy_http_server.url) as client:
     tools = await _tools(client)
+  natives = {native for _, native in names.COMPOSED_RESERVED_NAMES}
   assert not set(names.RESERVED_NAMES) & set(tools)
+  assert not natives & set(tools)
   assert not set(names.MALFORMED_TOOLS) & set(tools)
   assert names.LEGACY_FLAT_VIEW not in tools
+  assert names.MODEL_ONLY_VIEW not in tools
+  assert names.REMOVE_LISTED_TOOL not in tools
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_model_only_and_composed_reserved_shapes(
+    mcp_apps: Any, mode: str
+) -> None:
+  options = {"model_only_tool": True, "composed_reserved_names": True}
+  async with mcp_apps.connect(
+      mcp_apps.stdio_parameters(options), mode=mode
+  ) as client:
+    tools = await _tools(client)
+    called = await client.call_tool(names.MODEL_ONLY_VIEW, {})
+  assert tools[names.MODEL_ONLY_VIEW].meta["ui"] == {
+      "resourceUri": names.VIEW_URI,
+      "visibility": ["model"],
+  }
+  assert called.content[0].text == f"{names.MODEL_ONLY_VIEW} ran"
+  for prefix, native in names.COMPOSED_RESERVED_NAMES:
+    assert f"{prefix}_{native}" in names.RESERVED_NAMES
+    assert f"{prefix}_{native}" not in tools
+    assert tools[native].meta["ui"]["visibility"] == ["model", "app"]
+  assert not set(names.RESERVED_NAMES) & set(tools)
+
+
+async def test_removable_tools_drop_a_tool_silently(
+    legacy_http_server: Any, start_server: Any, mcp_apps: Any
+) -> None:
+  server = start_server(options={"removable_tools": True})
+  changed: list[Any] = []
+
+  async def on_message(message: Any) -> None:
+    changed.append(message)
+
+  async with mcp_apps.connect(
+      server.url, mode="legacy", message_handler=on_message
+  ) as client:
+    before = await _tools(client)
+    removed = await client.call_tool(
+        names.REMOVE_LISTED_TOOL, {"name": names.SIDE_EFFECT}
+    )
+    after = await _tools(client)
+    gone = await client.call_tool(names.SIDE_EFFECT, {"key": "k"})
+  assert names.SIDE_EFFECT in before
+  assert not removed.is_error
+  assert names.SIDE_EFFECT not in after
+  assert set(before) - set(after) == {names.SIDE_EFFECT}
+  assert gone.is_error
+  assert not [m for m in changed if "list_changed" in repr(m)]
+  # Another server process keeps its own catalog.
+  async with mcp_apps.connect(legacy_http_server.url) as client:
+    assert names.SIDE_EFFECT in await _tools(client)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
+async def test_request_log_records_every_method_and_tool_name(
+    start_server: Any, mcp_apps: Any, tmp_path: Any, transport: str
+) -> None:
+  log = tmp_path / "requests.jsonl"
+  options = {"request_log_file": str(log), "page_size": 10, "failing_page": 1}
+  if transport == "stdio":
+    target: Any = mcp_apps.stdio_parameters(options)
+  else:
+    target = start_server(options=options).url
+  async with mcp_apps.connect(target, mode="legacy") as client:
+    first = await client.list_tools()
+    with pytest.raises(MCPError):
+      await client.list_tools(cursor=first.next_cursor)
+    await client.call_tool(names.WHOAMI, {})
+    await client.read_resource(names.VIEW_URI)
+  entries = [json.loads(line) for line in log.read_text().splitlines()]
+  requests = [e for e in entries if not e["method"].startswith("notif")]
+  assert requests[:3] == [
+      {"method": "initialize"},
+      {"method": "tools/list", "cursor": None},
+      # The failing page is logged: the log is the outermost middleware.
+      {"method": "tools/list", "cursor": first.next_cursor},
+  ]
+  # (The SDK client may list page 0 again to validate a call's result.)
+  assert [e for e in requests[3:] if e["method"] != "tools/list"] == [
+      {"method": "tools/call", "name": names.WHOAMI},
+      {"method": "resources/read"},
+  ]
+  assert {"method": "notifications/initialized"} in entries
 
 
 @pytest.mark.parametrize(

@@ -34,12 +34,12 @@ request. The app catalog is read through `admit_app_call` /
 `list_app_catalog` on the View's connection (the toolset's pooled session,
 or the 2026-era SDK session).
 
-Observation: the server runs under a small launcher, written to a temporary
-directory, that adds one outermost server middleware appending every inbound
-JSON-RPC method (and the `tools/call` name) to a request log, so "no remote
-call" is read from what the server received. The launcher also adds tools
-the fixture server does not list (a `["model"]`-only tool, and native names
-that compose reserved names under a prefix); see `EXTRA_TOOLS`.
+Observation: the server runs with `request_log_file`, so its outermost
+middleware appends every inbound JSON-RPC method (and the `tools/call` name)
+to a request log, and "no remote call" is read from what the server
+received. Besides the malformed and reserved shapes, `SWITCHES` turns on the
+`["model"]`-only tool (`model_only_tool`) and the native names that compose
+reserved names under a prefix (`composed_reserved_names`).
 """
 
 from __future__ import annotations
@@ -52,7 +52,6 @@ import dataclasses
 import json
 import logging
 from pathlib import Path
-import sys
 from typing import Any
 
 from google.adk.agents.llm_agent import LlmAgent
@@ -84,33 +83,18 @@ TRANSPORTS = ("stdio", "legacy-http", "modern-http")
 SERVER_ID = "conformance"
 """The stable configured-server id of the View's own server."""
 
-SWITCHES = {"malformed_visibility": True, "reserved_names": True}
-
-MODEL_ONLY = "model_only_probe"
-_VIEW_UI = {"resourceUri": names.VIEW_URI, "visibility": ["model", "app"]}
-EXTRA_TOOLS: dict[str, Any] = {
-    # The fixture server lists no `["model"]`-only tool.
-    MODEL_ONLY: {
-        "ui": {"resourceUri": names.VIEW_URI, "visibility": ["model"]}
-    },
-    # Upstream also reserves `set_model_response`; the server lists only the
-    # other four reserved names.
-    "set_model_response": {"ui": dict(_VIEW_UI)},
-    # Native halves that a prefix composes into a reserved name.
-    "agent": {"ui": dict(_VIEW_UI)},
-    "credential": {"ui": dict(_VIEW_UI)},
-    "confirmation": {"ui": dict(_VIEW_UI)},
-    "input": {"ui": dict(_VIEW_UI)},
-    "model_response": {"ui": dict(_VIEW_UI)},
+SWITCHES = {
+    "malformed_visibility": True,
+    # ADK's reserved names, `set_model_response` included, natively.
+    "reserved_names": True,
+    # Native halves (`agent`, ...) that a prefix composes into a reserved name.
+    "composed_reserved_names": True,
+    "model_only_tool": True,
 }
-RESERVED = (*names.RESERVED_NAMES, "set_model_response")
-COMPOSED = (
-    ("adk_request", "credential"),
-    ("adk_request", "confirmation"),
-    ("adk_request", "input"),
-    ("transfer_to", "agent"),
-    ("set", "model_response"),
-)
+
+MODEL_ONLY = names.MODEL_ONLY_VIEW
+RESERVED = names.RESERVED_NAMES
+COMPOSED = names.COMPOSED_RESERVED_NAMES
 MALFORMED = {
     "malformed_visibility_not_list": MalformedVisibility.NOT_A_LIST,
     "malformed_visibility_non_string": MalformedVisibility.NON_STRING_MEMBER,
@@ -119,63 +103,6 @@ MALFORMED = {
     names.MALFORMED_UI_NOT_OBJECT: MalformedVisibility.UI_NOT_OBJECT,
 }
 APP_ONLY = (names.APP_FOLLOWUP, names.APP_FOLLOWUP_HANDLE)
-
-LAUNCHER_MODULE = "adk_observed_conformance_server"
-LAUNCHER_SOURCE = '''\
-"""Runs the conformance server with a request log and extra tools."""
-import json
-import os
-
-from mcp_apps_conformance_server import cli
-from mcp_apps_conformance_server import server as server_module
-
-_LOG = os.environ["ADK_TEST_REQUEST_LOG"]
-_EXTRA = json.loads(os.environ.get("ADK_TEST_EXTRA_TOOLS") or "{}")
-
-
-def _echo(tool_name):
-  def echo() -> str:
-    return tool_name + " ran"
-
-  return echo
-
-
-def _build(options=None):
-  server = server_module.build_server(options)
-
-  async def log_request(ctx, call_next):
-    params = ctx.params or {}
-    entry = {"method": ctx.method}
-    if ctx.method == "tools/call":
-      entry["name"] = params.get("name")
-    if ctx.method == "tools/list":
-      entry["cursor"] = params.get("cursor")
-    with open(_LOG, "a", encoding="utf-8") as log:
-      log.write(json.dumps(entry) + "\\n")
-    return await call_next(ctx)
-
-  server.middleware.insert(0, log_request)
-  for tool_name, meta in _EXTRA.items():
-    server.add_tool(
-        _echo(tool_name), name=tool_name, description="extra", meta=meta
-    )
-  if os.environ.get("ADK_TEST_REMOVE_TOOL_ADMIN"):
-
-    def remove_listed_tool(name: str) -> str:
-      server.remove_tool(name)
-      return name + " removed"
-
-    server.add_tool(
-        remove_listed_tool,
-        name="remove_listed_tool",
-        description="Admin: remove a tool from later listings.",
-    )
-  return server
-
-
-cli.build_server = _build
-cli.main()
-'''
 
 
 @dataclasses.dataclass
@@ -227,35 +154,9 @@ class Endpoint:
     ]
 
 
-@pytest.fixture(scope="module")
-def launcher_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-  return write_launcher(tmp_path_factory.mktemp("launcher"))
-
-
-def write_launcher(directory: Path) -> Path:
-  """Writes the observing launcher module into `directory`."""
-  (directory / f"{LAUNCHER_MODULE}.py").write_text(LAUNCHER_SOURCE)
-  return directory
-
-
-def _launcher_env(
-    launcher_dir: Path, helpers: Any, log: Path, admin: bool
-) -> dict[str, str]:
-  fixtures = helpers.fixture_env()["PYTHONPATH"].split(":")[0]
-  env = {
-      "PYTHONPATH": f"{launcher_dir}:{fixtures}",
-      "ADK_TEST_REQUEST_LOG": str(log),
-      "ADK_TEST_EXTRA_TOOLS": json.dumps(EXTRA_TOOLS),
-  }
-  if admin:
-    env["ADK_TEST_REMOVE_TOOL_ADMIN"] = "1"
-  return env
-
-
 @contextlib.contextmanager
 def observed_server(
     transport: str,
-    launcher_dir: Path,
     helpers: Any,
     log: Path,
     *,
@@ -266,51 +167,37 @@ def observed_server(
 
   Args:
     transport: `stdio`, `legacy-http` or `modern-http`.
-    launcher_dir: Where `write_launcher` put the launcher.
     helpers: The conftest helpers (`mcp_apps` fixture).
-    log: The request log file.
+    log: The request log file (`request_log_file`).
     switches: `ServerOptions` (default: `SWITCHES`).
-    admin: Also list the `remove_listed_tool` admin tool.
+    admin: Also list the `remove_listed_tool` admin tool (`removable_tools`).
 
   Yields:
     The endpoint; an HTTP server is stopped on exit.
   """
-  env = _launcher_env(launcher_dir, helpers, log, admin)
-  switches = SWITCHES if switches is None else switches
+  options = dict(SWITCHES if switches is None else switches)
+  options["request_log_file"] = str(log)
+  if admin:
+    options["removable_tools"] = True
   if transport == "stdio":
     yield Endpoint(
-        transport,
-        log,
-        helpers,
-        stdio=StdioServerParameters(
-            command=sys.executable,
-            args=[
-                str(launcher_dir / f"{LAUNCHER_MODULE}.py"),
-                *helpers.server_args("stdio", options=switches),
-            ],
-            env=env,
-        ),
+        transport, log, helpers, stdio=helpers.stdio_parameters(options)
     )
     return
   stateless = transport == "modern-http"
-  options = dict(switches, era_gate="sdk") if stateless else switches
-  process = dataclasses.replace(
-      helpers.conformance_server(
-          "streamable-http", stateless=stateless, options=options
-      ),
-      module=LAUNCHER_MODULE,
-      env=env,
-  )
-  with process as running:
+  if stateless:
+    options["era_gate"] = "sdk"
+  with helpers.conformance_server(
+      "streamable-http", stateless=stateless, options=options
+  ) as running:
     yield Endpoint(transport, log, helpers, url=running.url, process=running)
 
 
 class ServerPool:
   """Observed servers started on first use and stopped with the module."""
 
-  def __init__(self, stack: contextlib.ExitStack, launcher: Path, logs: Path):
+  def __init__(self, stack: contextlib.ExitStack, logs: Path):
     self._stack = stack
-    self._launcher = launcher
     self._logs = logs
     self._endpoints: dict[str, Endpoint] = {}
     self.helpers: Any = None
@@ -320,7 +207,6 @@ class ServerPool:
       self._endpoints[transport] = self._stack.enter_context(
           observed_server(
               transport,
-              self._launcher,
               self.helpers,
               self._logs / f"{transport}.jsonl",
           )
@@ -330,10 +216,10 @@ class ServerPool:
 
 @pytest.fixture(scope="module")
 def server_pool(
-    launcher_dir: Path, tmp_path_factory: pytest.TempPathFactory
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[ServerPool]:
   with contextlib.ExitStack() as stack:
-    yield ServerPool(stack, launcher_dir, tmp_path_factory.mktemp("logs"))
+    yield ServerPool(stack, tmp_path_factory.mktemp("logs"))
 
 
 @pytest.fixture

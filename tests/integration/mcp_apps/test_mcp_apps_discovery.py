@@ -23,9 +23,10 @@ model catalog (`McpToolset.get_tools()`, whose bound violations surface as
 `list_all_tools`; both are checked to fail whole rather than fall back on
 the pages already received.
 
-The servers run under the observing launcher of `test_mcp_apps_catalogs.py`
-(one request-log line per inbound JSON-RPC request), so page requests and
-the absence of any `tools/call` are read from what the server received.
+The servers run with the `request_log_file` option (one request-log line per
+inbound JSON-RPC message, see `observed_server` in `test_mcp_apps_catalogs.py`),
+so page requests and the absence of any `tools/call` are read from what the
+server received; P1-DISC-01 also switches on `removable_tools`.
 P1-DISC-02 (the listing runs on the View's bound connection generation)
 needs connection generations, which arrive with the host profile in PR 2.
 """
@@ -82,7 +83,6 @@ catalogs = _load_catalogs_module()
 @pytest.fixture
 def observed(tmp_path: Path, mcp_apps: Any) -> Iterator[Any]:
   """Factory: an observed server with the given switches, per test."""
-  launcher = catalogs.write_launcher(tmp_path)
   with contextlib.ExitStack() as stack:
 
     def start(
@@ -93,7 +93,6 @@ def observed(tmp_path: Path, mcp_apps: Any) -> Iterator[Any]:
       return stack.enter_context(
           catalogs.observed_server(
               transport,
-              launcher,
               mcp_apps,
               log,
               switches=switches,
@@ -152,7 +151,9 @@ async def test_p1_disc_01_admission_lists_afresh_past_ttl_cache(
     before = {t.name for t in await toolset.get_tools()}
     async with catalogs.app_session(endpoint, toolset) as session:
       admitted = await catalogs.admit(session, names.SIDE_EFFECT)
-      await session.call_tool("remove_listed_tool", {"name": names.SIDE_EFFECT})
+      await session.call_tool(
+          names.REMOVE_LISTED_TOOL, {"name": names.SIDE_EFFECT}
+      )
       mark = endpoint.mark()
       cached = {t.name for t in await toolset.get_tools()}
       after_model_turn = endpoint.mark()
@@ -167,7 +168,7 @@ async def test_p1_disc_01_admission_lists_afresh_past_ttl_cache(
   assert after_model_turn == mark
   assert names.SIDE_EFFECT in cached
   assert denied.value.reason is DenialReason.NOT_LISTED
-  # Admission listed afresh, every page (40-odd tools in pages of 5) ...
+  # Admission listed afresh, every page (about 40 tools in pages of 5) ...
   pages = [r for r in requests if r["method"] == "tools/list"]
   assert len(pages) >= 8
   assert pages[0]["cursor"] is None

@@ -21,6 +21,11 @@ module imports only from its own layer or the ones below it:
   catalogs, bounded tool listing, URI canonicalization, the resource-read
   policy, direct URI reads; `projection`, the model-facing view of UI tool
   results.
+* `contracts`, `profile` and `binding` (PR 2): the deployment contracts a
+  host profile references (runtime-checkable protocols, with loopback-only
+  local-development implementations); `McpAppsHostProfile` with its
+  advertised capabilities, policies, limits, fingerprint, `binding_revision`
+  and readiness; the client advertisement seam and the registry's event loop.
 
 Everything here is inert until an Apps host profile is bound, except the
 three behaviour changes the RFC declares (visibility enforcement, the model

@@ -1,0 +1,501 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Puts a registry-bound session manager's MCP I/O on the registry loop.
+
+`MCPSessionManager` pools each session on the loop that created it and
+replaces a session asked for from another loop. A synchronous `Runner.run()`
+runs the agent on a worker loop that dies with the run, so an app-safe
+connection opened there would die with it, while its View calls back into it
+later from the host server's loop (RFC section 6). When the manager's
+`AppsClientBinding` carries a `RegistryEventLoop`, the manager's entry points
+hand over to this module instead:
+
+* `create_session` runs the manager's own (upstream) `create_session` on the
+  registry loop, so the pool, its lock, the `SessionContext` task and the
+  transport all live there, and returns a `RoutedSession`: a thin facade
+  whose `call_tool`, `list_tools`, `read_resource`, ... marshal onto the
+  registry loop through `RegistryEventLoop.run`.
+* `RoutedSession.call_tool` races the call against the session's transport
+  task on the registry loop (what `McpTool` does with `_run_guarded` for an
+  ordinary session, which `session_context` therefore withholds), and
+  delivers progress through a gate: each notification runs the caller's
+  callback on the caller's loop (`RegistryEventLoop.marshal_callback`), and
+  when the terminal response arrives intake closes and every admitted
+  callback is drained before the result is handed back.
+* `discard_session` queues the drop of a session the server has forgotten;
+  the registry loop applies it before its next pool access, so a retry never
+  gets the dead session back and no pool state is touched off its thread.
+* `close` closes the pooled sessions on the registry loop, and a registry
+  shutdown hook does the same if the registry closes first.
+
+User code never runs on the registry thread: tool filters, header providers
+and trace-context injection run in `McpToolset`/`McpTool` on the caller's
+loop before anything is marshalled, and progress callbacks are marshalled
+back. Only transport I/O and ADK's own pool bookkeeping run registry-side.
+
+Without a registry loop on the binding (or without a binding) every
+predicate here is false and the manager behaves exactly as upstream.
+
+RFC section 6, "Connection ownership, the registry loop, and multi-View
+lifetime"; conformance cases P2-LOOP-01..06.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from collections.abc import Callable
+import contextlib
+import dataclasses
+import logging
+import threading
+from typing import Any
+from typing import Protocol
+from typing import TYPE_CHECKING
+from typing import TypeVar
+import weakref
+
+from ...features import FeatureName
+from ...features import is_feature_enabled
+from .registry_loop import DEFAULT_CALLBACK_TIMEOUT
+from .registry_loop import RegistryEventLoop
+from .registry_loop import RegistryLoopClosedError
+from .registry_loop import RegistryLoopNotStartedError
+
+if TYPE_CHECKING:
+  from ...dependencies._mcp import ClientSession
+  from .client_extensions import AppsClientBinding
+
+logger = logging.getLogger('google_adk.' + __name__)
+
+_T = TypeVar('_T')
+
+ProgressFn = Callable[[float, float | None, str | None], Awaitable[None] | None]
+"""A progress callback: `(progress, total, message)`, sync or async."""
+
+PROGRESS_DRAIN_TIMEOUT = DEFAULT_CALLBACK_TIMEOUT
+"""Seconds a call waits for its admitted progress callbacks to finish."""
+
+Headers = dict[str, str] | None
+
+
+class RoutedManager(Protocol):
+  """The parts of `MCPSessionManager` this module drives."""
+
+  _apps_client_binding: AppsClientBinding | None
+
+  async def create_session(self, headers: Headers = None) -> Any:
+    ...
+
+  def _get_session_context(self, headers: Headers = None) -> Any:
+    ...
+
+  def _discard_session(
+      self, headers: Headers = None, *, session: Any = None
+  ) -> None:
+    ...
+
+  async def close(self) -> None:
+    ...
+
+
+def registry_loop_of(
+    binding: AppsClientBinding | None,
+) -> RegistryEventLoop | None:
+  """The registry loop a binding routes its I/O onto, if any."""
+  return None if binding is None else binding.registry_loop
+
+
+def is_routed(binding: AppsClientBinding | None) -> bool:
+  """Whether a manager entry point must hand over to this module.
+
+  True when the binding carries a registry loop and the caller is not on
+  the registry thread. On the registry thread the manager's own code runs:
+  that is where this module runs it.
+
+  Args:
+    binding: The manager's binding, or None.
+
+  Returns:
+    False without a binding or a loop: the upstream path.
+  """
+  loop = registry_loop_of(binding)
+  return loop is not None and not loop.is_registry_thread()
+
+
+@dataclasses.dataclass(eq=False)
+class _Router:
+  """Per-manager routing state.
+
+  `pending` is written from any thread under `lock` and drained on the
+  registry thread; `facades` and `remove_hook` are registry-thread only.
+  """
+
+  loop: RegistryEventLoop
+  lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
+  pending: list[tuple[Headers, Any]] = dataclasses.field(default_factory=list)
+  facades: weakref.WeakKeyDictionary[Any, RoutedSession] = dataclasses.field(
+      default_factory=weakref.WeakKeyDictionary
+  )
+  remove_hook: Callable[[], None] | None = None
+  prompt_tasks: set[asyncio.Task[None]] = dataclasses.field(
+      default_factory=set
+  )
+
+  def apply_pending(self, manager: RoutedManager) -> None:
+    """On the registry thread: performs the queued discards."""
+    with self.lock:
+      pending, self.pending = self.pending, []
+    for headers, session in pending:
+      manager._discard_session(  # pylint: disable=protected-access
+          headers, session=session
+      )
+
+  def ensure_shutdown_hook(self, manager: RoutedManager) -> None:
+    """On the registry thread: closes the pool if the registry closes."""
+    if self.remove_hook is None:
+      self.remove_hook = self.loop.add_shutdown_hook(manager.close)
+
+  def drop_shutdown_hook(self) -> None:
+    """On the registry thread."""
+    if self.remove_hook is not None:
+      self.remove_hook()
+      self.remove_hook = None
+
+
+_routers: weakref.WeakKeyDictionary[Any, _Router] = weakref.WeakKeyDictionary()
+_routers_lock = threading.Lock()
+
+
+def _router(manager: RoutedManager) -> _Router:
+  loop = registry_loop_of(manager._apps_client_binding)  # pylint: disable=protected-access
+  assert loop is not None
+  with _routers_lock:
+    router = _routers.get(manager)
+    if router is None or router.loop is not loop:
+      router = _routers[manager] = _Router(loop)
+    return router
+
+
+def _register_debug_list(manager: RoutedManager, headers: Headers) -> None:
+  """Carries the caller's HTTP debug buffer over, as `create_session` does.
+
+  The registry loop runs in an empty context, so the buffer `McpTool` sets
+  in its context variable is registered on the manager caller-side.
+  """
+  # pylint: disable-next=g-import-not-at-top
+  from ...tools.mcp_tool import mcp_session_manager as msm
+
+  debug_list = msm._http_debug_var.get(None)  # pylint: disable=protected-access
+  if debug_list is not None:
+    key = manager._session_key_for(headers)  # type: ignore[attr-defined]  # pylint: disable=protected-access
+    manager._set_active_debug_list(key, debug_list)  # type: ignore[attr-defined]  # pylint: disable=protected-access
+
+
+async def create_session(
+    manager: RoutedManager, headers: Headers = None
+) -> RoutedSession:
+  """`MCPSessionManager.create_session`, pooled on the registry loop.
+
+  Args:
+    manager: The registry-bound manager.
+    headers: As for `create_session`.
+
+  Returns:
+    The facade of the pooled session; the same object for as long as the
+    pool hands out the same session.
+
+  Raises:
+    ConnectionError: The session could not be created.
+    RegistryLoopError: The registry loop is not running.
+  """
+  router = _router(manager)
+  _register_debug_list(manager, headers)
+  guarded = is_feature_enabled(FeatureName._MCP_GRACEFUL_ERROR_HANDLING)  # pylint: disable=protected-access
+
+  async def on_loop() -> RoutedSession:
+    router.apply_pending(manager)
+    router.ensure_shutdown_hook(manager)
+    session = await manager.create_session(headers)
+    facade = router.facades.get(session)
+    if facade is None:
+      context = manager._get_session_context(headers)  # pylint: disable=protected-access
+      facade = RoutedSession(
+          router.loop, session, context if guarded else None
+      )
+      router.facades[session] = facade
+    return facade
+
+  return await router.loop.run(on_loop)
+
+
+def unwrap(session: object) -> object:
+  """The pooled session behind a facade (anything else is returned as is)."""
+  return session._session if isinstance(session, RoutedSession) else session
+
+
+def discard_session(
+    manager: RoutedManager, headers: Headers = None, *, session: object = None
+) -> None:
+  """`MCPSessionManager._discard_session`, applied on the registry loop.
+
+  The discard is queued at once (the next pool access on the registry loop
+  applies it first, so a retry never gets the dead session back) and, when
+  a loop is running here, also submitted so the transport closes promptly.
+
+  Args:
+    manager: The registry-bound manager.
+    headers: As for `_discard_session`.
+    session: The session (or its facade) the call failed on; None discards
+      whatever is pooled for the headers.
+  """
+  router = _router(manager)
+  with router.lock:
+    router.pending.append((headers, unwrap(session)))
+  try:
+    caller = asyncio.get_running_loop()
+  except RuntimeError:
+    return
+
+  async def on_loop() -> None:
+    router.apply_pending(manager)
+
+  async def submit() -> None:
+    with contextlib.suppress(RegistryLoopClosedError):
+      await router.loop.run(on_loop)
+
+  task = caller.create_task(submit())
+  router.prompt_tasks.add(task)
+  task.add_done_callback(router.prompt_tasks.discard)
+
+
+async def close(manager: RoutedManager) -> None:
+  """`MCPSessionManager.close`, on the registry loop.
+
+  A no-op when the registry loop never started (nothing was pooled) or has
+  closed (its shutdown hook closed the pool).
+
+  Args:
+    manager: The registry-bound manager.
+  """
+  router = _router(manager)
+
+  async def on_loop() -> None:
+    router.drop_shutdown_hook()
+    router.apply_pending(manager)
+    await manager.close()
+
+  with contextlib.suppress(RegistryLoopClosedError, RegistryLoopNotStartedError):
+    await router.loop.run(on_loop)
+
+
+class _ProgressGate:
+  """Delivers one call's progress to its caller and drains it at the end.
+
+  Lives on the registry loop (single-threaded, so closing is atomic). A
+  notification is admitted when its handler starts; the SDK starts each
+  handler as a task queued before the response that follows it is delivered,
+  so everything the server sent before its response is admitted by then.
+  """
+
+  def __init__(
+      self,
+      deliver: Callable[[float, float | None, str | None], Awaitable[None]],
+      timeout: float,
+  ):
+    self._deliver = deliver
+    self._timeout = timeout
+    self._open = True
+    self._admitted: set[asyncio.Future[None]] = set()
+
+  async def on_progress(
+      self, progress: float, total: float | None, message: str | None
+  ) -> None:
+    if not self._open:
+      logger.debug('Progress %s after the terminal result dropped.', progress)
+      return
+    done = asyncio.get_running_loop().create_future()
+    self._admitted.add(done)
+    try:
+      await self._deliver(progress, total, message)
+    finally:
+      done.set_result(None)
+      self._admitted.discard(done)
+
+  def close(self) -> None:
+    self._open = False
+
+  async def drain(self) -> None:
+    self._open = False
+    pending = [f for f in self._admitted if not f.done()]
+    if not pending:
+      return
+    _, late = await asyncio.wait(pending, timeout=self._timeout)
+    if late:
+      logger.warning(
+          '%d progress callback(s) still running %s s after the result.',
+          len(late),
+          self._timeout,
+      )
+
+
+class RoutedSession:
+  """A session pooled on the registry loop, usable from any other loop.
+
+  Each operation runs on the registry loop through `RegistryEventLoop.run`
+  (cancelling the caller cancels it there) and, when the manager tracks the
+  session's `SessionContext`, races its transport task there, so a crashed
+  transport fails the call at once instead of at the read timeout.
+
+  Only the operations ADK issues are wrapped; `execute` runs any other
+  (ADK-internal, never user code) on the live session.
+  """
+
+  def __init__(
+      self,
+      registry_loop: RegistryEventLoop,
+      session: ClientSession,
+      session_context: Any = None,
+  ):
+    """Wraps a pooled session.
+
+    Args:
+      registry_loop: The loop the session lives on.
+      session: The pooled `ClientSession`.
+      session_context: Its `SessionContext`, to race calls against its
+        transport task; None awaits calls directly.
+    """
+    self._loop = registry_loop
+    self._session = session
+    self._context = session_context
+
+  @property
+  def registry_loop(self) -> RegistryEventLoop:
+    """The loop the session lives on."""
+    return self._loop
+
+  async def execute(
+      self,
+      operation: Callable[[ClientSession], Awaitable[_T]],
+      *,
+      progress: _ProgressGate | None = None,
+  ) -> _T:
+    """Runs `operation(session)` on the registry loop, from any loop.
+
+    Args:
+      operation: An async function of the session; runs registry-side, so
+        it must not be user code.
+      progress: The call's progress gate, drained before returning.
+
+    Returns:
+      What `operation` returned.
+    """
+    session = self._session
+    context = self._context
+
+    async def on_loop() -> _T:
+      coro = operation(session)
+      try:
+        if context is not None:
+          result: _T = await context._run_guarded(coro)  # pylint: disable=protected-access
+        else:
+          result = await coro
+      except Exception:
+        if progress is not None:
+          await progress.drain()
+        raise
+      except BaseException:
+        if progress is not None:
+          progress.close()
+        raise
+      if progress is not None:
+        await progress.drain()
+      return result
+
+    return await self._loop.run(on_loop)
+
+  async def call_tool(
+      self,
+      name: str,
+      arguments: dict[str, Any] | None = None,
+      read_timeout_seconds: float | None = None,
+      progress_callback: ProgressFn | None = None,
+      **kwargs: Any,
+  ) -> Any:
+    """Calls a tool on the registry loop.
+
+    Args:
+      name: The tool's native name.
+      arguments: Its arguments.
+      read_timeout_seconds: The per-request read timeout.
+      progress_callback: Runs on the calling loop, never on the registry
+        thread; every invocation admitted before the result has finished
+        when this returns. Its exceptions are logged.
+      **kwargs: Passed to `ClientSession.call_tool` (`meta`, ...).
+
+    Returns:
+      The SDK's result.
+    """
+    gate = (
+        None
+        if progress_callback is None
+        else _ProgressGate(
+            self._loop.marshal_callback(progress_callback),
+            PROGRESS_DRAIN_TIMEOUT,
+        )
+    )
+    return await self.execute(
+        lambda session: session.call_tool(
+            name,
+            arguments,
+            read_timeout_seconds,
+            None if gate is None else gate.on_progress,
+            **kwargs,
+        ),
+        progress=gate,
+    )
+
+  async def list_tools(self, *args: Any, **kwargs: Any) -> Any:
+    """`ClientSession.list_tools` on the registry loop."""
+    return await self.execute(lambda s: s.list_tools(*args, **kwargs))
+
+  async def read_resource(self, *args: Any, **kwargs: Any) -> Any:
+    """`ClientSession.read_resource` on the registry loop."""
+    return await self.execute(lambda s: s.read_resource(*args, **kwargs))
+
+  async def list_resources(self, *args: Any, **kwargs: Any) -> Any:
+    """`ClientSession.list_resources` on the registry loop."""
+    return await self.execute(lambda s: s.list_resources(*args, **kwargs))
+
+  async def list_resource_templates(self, *args: Any, **kwargs: Any) -> Any:
+    """`ClientSession.list_resource_templates` on the registry loop."""
+    return await self.execute(
+        lambda s: s.list_resource_templates(*args, **kwargs)
+    )
+
+  async def list_prompts(self, *args: Any, **kwargs: Any) -> Any:
+    """`ClientSession.list_prompts` on the registry loop."""
+    return await self.execute(lambda s: s.list_prompts(*args, **kwargs))
+
+  async def get_prompt(self, *args: Any, **kwargs: Any) -> Any:
+    """`ClientSession.get_prompt` on the registry loop."""
+    return await self.execute(lambda s: s.get_prompt(*args, **kwargs))
+
+  async def send_ping(self, *args: Any, **kwargs: Any) -> Any:
+    """`ClientSession.send_ping` on the registry loop."""
+    return await self.execute(lambda s: s.send_ping(*args, **kwargs))
+
+  def __repr__(self) -> str:
+    return f'RoutedSession({self._session!r}, loop={self._loop.name!r})'

@@ -1,0 +1,991 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The binding registry's dedicated event loop, and sessions that live on it.
+
+anyio and the MCP client are bound to the event loop that created them: a
+`ClientSession`, its transport's task group, a stdio subprocess transport.
+A synchronous `Runner.run()` executes on a short-lived worker loop that dies
+with the run, yet a View's app-safe connection must outlive that run (the
+View calls back into it later, from the host server's loop). So the registry
+owns one long-lived loop on its own thread (`RegistryEventLoop`), and every
+app-safe listing, call, read, bootstrap and close marshals onto it through
+thread-safe futures; the connection never notices which loop asked.
+
+Only transport I/O runs on that thread. User code (progress callbacks, tool
+filters, header providers) must never see it, because ADK hands such code a
+live, state-mutating context owned by the caller's loop:
+`RegistryEventLoop.marshal_callback` wraps a callback so that, when the SDK
+invokes it on the registry loop, it runs on the loop that wrapped it.
+
+`LoopBoundSession` is the connection owner built on the loop: it opens a
+transport and a `ClientSession` inside one resident task on the registry loop
+(anyio requires a task group to be exited by the task that entered it) and
+exposes the session's operations as coroutines callable from any loop.
+
+RFC §6, "Connection ownership, the registry loop, and multi-View lifetime";
+conformance cases P2-LOOP-01..06.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Coroutine
+from collections.abc import Mapping
+import concurrent.futures
+import contextlib
+import contextvars
+import dataclasses
+import enum
+import functools
+import inspect
+import logging
+import threading
+import time
+from types import TracebackType
+from typing import Any
+from typing import Generic
+from typing import ParamSpec
+from typing import TypeVar
+from typing import TypeVarTuple
+from typing import Unpack
+
+from ...dependencies._mcp import ClientSession
+from ...dependencies._mcp import types
+from ..errors import McpAppsError
+
+logger = logging.getLogger('google_adk.' + __name__)
+
+_T = TypeVar('_T')
+_Ts = TypeVarTuple('_Ts')
+_P = ParamSpec('_P')
+
+DEFAULT_THREAD_NAME = 'adk-mcp-apps-registry-loop'
+DEFAULT_CLOSE_TIMEOUT = 10.0
+"""Seconds `close()` may take: cancel work, close sessions, join the thread."""
+
+DEFAULT_CANCEL_DRAIN_TIMEOUT = 5.0
+"""Seconds a cancelled caller waits for its registry-side task to unwind."""
+
+DEFAULT_CALLBACK_TIMEOUT = 30.0
+"""Seconds the registry side waits for one marshalled callback to finish."""
+
+_SESSION_CLOSE_SHARE = 0.8
+"""Share of the remaining close budget given to graceful session closes."""
+
+
+class RegistryLoopError(McpAppsError):
+  """Base class of the registry loop's errors."""
+
+
+class RegistryLoopNotStartedError(RegistryLoopError):
+  """Work was submitted before `RegistryEventLoop.start()`."""
+
+
+class RegistryLoopClosedError(RegistryLoopError):
+  """The registry loop is closing or closed.
+
+  Raised for work submitted after `close()` began, and to a caller whose
+  registry-side task the shutdown cancelled.
+  """
+
+
+class RegistryThreadReentryError(RegistryLoopError):
+  """A blocking call was made from the registry thread itself.
+
+  `run_sync` and `close` block the calling thread until the registry loop
+  answers; on the registry thread that would deadlock, so they refuse.
+  """
+
+
+class RegistryWorkCancelledError(RegistryLoopError):
+  """The registry-side task was cancelled without the caller asking for it."""
+
+
+class RegistryLoopCloseTimeoutError(RegistryLoopError):
+  """`close()` did not finish (the thread is still alive) within its timeout.
+
+  Calling `close()` again waits again; the shutdown already started goes on.
+  """
+
+
+class CallbackOwnerError(RegistryLoopError):
+  """A callback cannot be bound to an owning loop.
+
+  Raised by `marshal_callback` when no loop is running in the calling thread
+  (there is no owner to marshal back to) or when it is called on the
+  registry thread (user code must never run there).
+  """
+
+
+class LoopBoundSessionError(McpAppsError):
+  """Base class of `LoopBoundSession` errors."""
+
+
+class LoopBoundSessionClosedError(LoopBoundSessionError):
+  """The session is not open: never opened, closed, or its transport ended.
+
+  Attributes:
+    cause: The transport or session failure that ended it, if any.
+  """
+
+  def __init__(self, message: str, cause: BaseException | None = None):
+    super().__init__(message)
+    self.cause = cause
+
+
+class _State(enum.Enum):
+  NEW = 'new'
+  RUNNING = 'running'
+  CLOSING = 'closing'
+  CLOSED = 'closed'
+
+
+@dataclasses.dataclass(eq=False)
+class _Submission(Generic[_T]):
+  """One unit of work travelling from a caller to the registry loop.
+
+  `outcome` is settled only when the registry-side task is done (it mirrors
+  the task's result, exception or cancellation), so a caller can wait for the
+  task to unwind rather than merely for its own wait to end. Callers never
+  cancel `outcome` itself; they ask for the task to be cancelled.
+  """
+
+  coro_factory: Callable[[], Coroutine[Any, Any, _T]]
+  outcome: concurrent.futures.Future[_T] = dataclasses.field(
+      default_factory=concurrent.futures.Future
+  )
+  task: asyncio.Task[_T] | None = None
+  cancel_requested: bool = False
+
+
+class RegistryEventLoop:
+  """One long-lived event loop, on its own thread, owned by the registry.
+
+  Lifecycle: `start()` once (idempotent), submit work with `run` (from any
+  loop) or `run_sync` (from plain threads), `close()` once at registry
+  shutdown (idempotent). The loop runs every registry-side coroutine in a
+  fresh, empty `contextvars` context: no caller context (and so no live
+  Runner state) leaks onto the registry thread; pass what the work needs as
+  arguments.
+
+  The thread is a daemon thread. `close()` is the contract and joins it;
+  daemon only keeps a registry that was never closed from blocking
+  interpreter exit forever, because Python joins non-daemon threads before
+  it runs `atexit` hooks, where a forgotten close could otherwise happen. An
+  `atexit` hook closes a still-running loop as a last resort, so stdio
+  servers still get their orderly shutdown.
+
+  Attributes:
+    name: The thread's name.
+  """
+
+  def __init__(
+      self,
+      *,
+      name: str = DEFAULT_THREAD_NAME,
+      cancel_drain_timeout: float = DEFAULT_CANCEL_DRAIN_TIMEOUT,
+  ):
+    """Creates the loop owner; nothing runs until `start()`.
+
+    Args:
+      name: The registry thread's name.
+      cancel_drain_timeout: Seconds a cancelled `run` caller waits for the
+        registry-side task to unwind before giving up on it (with a warning).
+    """
+    self.name = name
+    self._cancel_drain_timeout = cancel_drain_timeout
+    self._lock = threading.Lock()
+    self._state = _State.NEW
+    self._thread: threading.Thread | None = None
+    self._loop: asyncio.AbstractEventLoop | None = None
+    self._thread_id: int | None = None
+    self._work: set[asyncio.Task[Any]] = set()
+    self._shutdown_hooks: dict[int, Callable[[], Awaitable[None]]] = {}
+    self._next_hook_id = 0
+    self._close_deadline: float | None = None
+    self._atexit_hook: Callable[[], None] | None = None
+
+  # Lifecycle.
+
+  def start(self) -> None:
+    """Starts the registry thread and its loop; returns once it is running.
+
+    Idempotent while running.
+
+    Raises:
+      RegistryLoopClosedError: `close()` has already begun.
+    """
+    with self._lock:
+      if self._state is _State.RUNNING:
+        return
+      if self._state is not _State.NEW:
+        raise RegistryLoopClosedError('The registry loop has been closed.')
+      loop = asyncio.new_event_loop()
+      ready = threading.Event()
+      thread = threading.Thread(
+          target=self._main, args=(loop, ready), name=self.name, daemon=True
+      )
+      thread.start()
+      ready.wait()
+      self._loop = loop
+      self._thread = thread
+      self._state = _State.RUNNING
+      self._register_atexit()
+
+  def _main(
+      self, loop: asyncio.AbstractEventLoop, ready: threading.Event
+  ) -> None:
+    """The registry thread: runs the loop until shutdown stops it."""
+    asyncio.set_event_loop(loop)
+    self._thread_id = threading.get_ident()
+    loop.call_soon(ready.set)
+    try:
+      loop.run_forever()
+    finally:
+      try:
+        leftovers = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        for task in leftovers:
+          task.cancel()
+        if leftovers:
+          loop.run_until_complete(
+              asyncio.gather(*leftovers, return_exceptions=True)
+          )
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
+      finally:
+        asyncio.set_event_loop(None)
+        loop.close()
+
+  @property
+  def thread(self) -> threading.Thread | None:
+    """The registry thread (None before `start()`)."""
+    return self._thread
+
+  @property
+  def closed(self) -> bool:
+    """Whether `close()` has begun; no work is accepted any more."""
+    return self._state in (_State.CLOSING, _State.CLOSED)
+
+  def is_registry_thread(self) -> bool:
+    """Whether the calling thread is the registry thread."""
+    return (
+        self._thread_id is not None and threading.get_ident() == self._thread_id
+    )
+
+  def close(self, timeout: float = DEFAULT_CLOSE_TIMEOUT) -> None:
+    """Stops accepting work, drains the loop, stops it and joins the thread.
+
+    On the registry loop, in order: every outstanding `run` task is
+    cancelled and awaited; the shutdown hooks (open `LoopBoundSession`s)
+    close gracefully, concurrently; whatever task is still pending is
+    cancelled; the loop stops. All of it within `timeout`. Idempotent: a
+    second call returns at once once closed, or waits again for a shutdown
+    that timed out.
+
+    Args:
+      timeout: Seconds for the whole shutdown, joining the thread included.
+
+    Raises:
+      RegistryThreadReentryError: Called from the registry thread.
+      RegistryLoopCloseTimeoutError: The thread is still alive after
+        `timeout`.
+    """
+    if self.is_registry_thread():
+      raise RegistryThreadReentryError(
+          'close() would join the registry thread from itself.'
+      )
+    deadline = time.monotonic() + timeout
+    with self._lock:
+      if self._state is _State.NEW:
+        self._state = _State.CLOSED
+        return
+      if self._state is _State.CLOSED:
+        return
+      if self._state is _State.RUNNING:
+        self._state = _State.CLOSING
+        self._close_deadline = deadline
+        loop = self._loop
+        assert loop is not None
+        with contextlib.suppress(RuntimeError):  # The loop died already.
+          loop.call_soon_threadsafe(self._begin_shutdown, deadline)
+      thread = self._thread
+    assert thread is not None
+    thread.join(max(0.0, deadline - time.monotonic()))
+    if thread.is_alive():
+      raise RegistryLoopCloseTimeoutError(
+          f'The registry thread {thread.name!r} did not stop within'
+          f' {timeout} s.'
+      )
+    with self._lock:
+      self._state = _State.CLOSED
+      self._unregister_atexit()
+
+  async def aclose(self, timeout: float = DEFAULT_CLOSE_TIMEOUT) -> None:
+    """`close()` for async callers: blocks a worker thread, not the loop.
+
+    Args:
+      timeout: As for `close()`.
+    """
+    await asyncio.to_thread(self.close, timeout)
+
+  def _begin_shutdown(self, deadline: float) -> None:
+    """On the registry loop: starts the shutdown task."""
+    loop = asyncio.get_running_loop()
+    loop.create_task(self._shutdown(deadline), context=contextvars.Context())
+
+  async def _shutdown(self, deadline: float) -> None:
+    """On the registry loop: drains within `deadline`, then stops the loop."""
+    loop = asyncio.get_running_loop()
+    try:
+      work = [t for t in self._work if not t.done()]
+      for task in work:
+        task.cancel()
+      if work:
+        await asyncio.wait(work, timeout=_remaining(deadline))
+      with self._lock:
+        hooks = list(self._shutdown_hooks.values())
+        self._shutdown_hooks.clear()
+      if hooks:
+        hook_tasks = [
+            loop.create_task(_logged(hook), context=contextvars.Context())
+            for hook in hooks
+        ]
+        _, pending = await asyncio.wait(
+            hook_tasks, timeout=_remaining(deadline) * _SESSION_CLOSE_SHARE
+        )
+        if pending:
+          logger.warning(
+              '%d registry shutdown hook(s) did not finish in time; '
+              'cancelling them.',
+              len(pending),
+          )
+      this = asyncio.current_task()
+      rest = [t for t in asyncio.all_tasks(loop) if t is not this]
+      for task in rest:
+        task.cancel()
+      if rest:
+        _, pending = await asyncio.wait(rest, timeout=_remaining(deadline))
+        if pending:
+          logger.warning(
+              '%d registry task(s) ignored cancellation at shutdown.',
+              len(pending),
+          )
+    finally:
+      loop.stop()
+
+  def _register_atexit(self) -> None:
+    import atexit  # pylint: disable=g-import-not-at-top
+
+    def close_at_exit() -> None:
+      try:
+        self.close(DEFAULT_CLOSE_TIMEOUT)
+      except RegistryLoopError:
+        logger.warning('Registry loop %r did not close at exit.', self.name)
+
+    self._atexit_hook = close_at_exit
+    atexit.register(close_at_exit)
+
+  def _unregister_atexit(self) -> None:
+    import atexit  # pylint: disable=g-import-not-at-top
+
+    if self._atexit_hook is not None:
+      atexit.unregister(self._atexit_hook)
+      self._atexit_hook = None
+
+  def add_shutdown_hook(
+      self, hook: Callable[[], Awaitable[None]]
+  ) -> Callable[[], None]:
+    """Registers a coroutine function `close()` runs on the registry loop.
+
+    Hooks run after outstanding work is cancelled and before leftover tasks
+    are; they are how resident resources (sessions) close gracefully.
+
+    Args:
+      hook: The coroutine function; its exceptions are logged.
+
+    Returns:
+      A function that unregisters the hook (idempotent).
+
+    Raises:
+      RegistryLoopClosedError: `close()` has already begun.
+    """
+    with self._lock:
+      if self.closed:
+        raise RegistryLoopClosedError('The registry loop is closing.')
+      hook_id = self._next_hook_id
+      self._next_hook_id += 1
+      self._shutdown_hooks[hook_id] = hook
+
+    def remove() -> None:
+      with self._lock:
+        self._shutdown_hooks.pop(hook_id, None)
+
+    return remove
+
+  # Running work.
+
+  def _submit(
+      self, coro_factory: Callable[[], Coroutine[Any, Any, _T]]
+  ) -> _Submission[_T]:
+    """Schedules `coro_factory()` on the registry loop, as a tracked task."""
+    submission = _Submission(coro_factory)
+    with self._lock:
+      if self._state is _State.NEW:
+        raise RegistryLoopNotStartedError(
+            'The registry loop has not been started.'
+        )
+      if self._state is not _State.RUNNING:
+        raise RegistryLoopClosedError('The registry loop is closing.')
+      loop = self._loop
+      assert loop is not None
+      # Under the lock: shutdown is scheduled under it too, so this start
+      # is queued ahead of it and the shutdown sees the task.
+      loop.call_soon_threadsafe(self._start_on_loop, submission)
+    return submission
+
+  def _start_on_loop(self, submission: _Submission[Any]) -> None:
+    """On the registry loop: creates the submission's task."""
+    if submission.cancel_requested:
+      submission.outcome.cancel()
+      return
+    try:
+      task = asyncio.get_running_loop().create_task(
+          submission.coro_factory(), context=contextvars.Context()
+      )
+    except Exception as error:  # pylint: disable=broad-exception-caught
+      submission.outcome.set_exception(error)  # e.g. not a coroutine function
+      return
+    submission.task = task
+    self._work.add(task)
+    task.add_done_callback(functools.partial(self._settle, submission))
+
+  def _settle(
+      self, submission: _Submission[Any], task: asyncio.Task[Any]
+  ) -> None:
+    """On the registry loop: mirrors the finished task into `outcome`."""
+    self._work.discard(task)
+    if task.cancelled():
+      submission.outcome.cancel()
+    elif (error := task.exception()) is not None:
+      submission.outcome.set_exception(error)
+    else:
+      submission.outcome.set_result(task.result())
+
+  def _request_cancel(self, submission: _Submission[Any]) -> None:
+    """Asks the registry loop, from any thread, to cancel a submission."""
+
+    def cancel_on_loop() -> None:
+      submission.cancel_requested = True
+      if submission.task is not None:
+        submission.task.cancel()
+
+    loop = self._loop
+    if loop is None:
+      return
+    with contextlib.suppress(RuntimeError):  # The loop is already closed.
+      loop.call_soon_threadsafe(cancel_on_loop)
+
+  async def run(
+      self,
+      fn: Callable[[Unpack[_Ts]], Coroutine[Any, Any, _T]],
+      *args: Unpack[_Ts],
+  ) -> _T:
+    """Runs `fn(*args)` on the registry loop; awaits it on the caller's.
+
+    Callable from any running loop (a Runner worker loop, the host server's
+    loop, the registry loop itself, where it simply awaits). The result or
+    exception comes back to the caller. Cancelling the caller cancels the
+    registry-side task and waits (up to `cancel_drain_timeout`) for it to
+    unwind, so nothing keeps using the transport after the caller has
+    moved on.
+
+    Args:
+      fn: A coroutine function; it runs on the registry loop.
+      *args: Its positional arguments (use `functools.partial` for more).
+
+    Returns:
+      What `fn` returned.
+
+    Raises:
+      RegistryLoopNotStartedError: `start()` was never called.
+      RegistryLoopClosedError: The loop is closing, or its shutdown
+        cancelled this work.
+      RegistryWorkCancelledError: Something other than this caller cancelled
+        the registry-side task.
+      Exception: Whatever `fn` raised.
+    """
+    if self.is_registry_thread():
+      if self.closed:
+        raise RegistryLoopClosedError('The registry loop is closing.')
+      return await fn(*args)
+    submission = self._submit(lambda: fn(*args))
+    waiter = asyncio.wrap_future(submission.outcome)
+    try:
+      # Shielded: our cancellation must not cancel `outcome`, which stays
+      # the registry task's own account of when it finished.
+      return await asyncio.shield(waiter)
+    except asyncio.CancelledError:
+      caller = asyncio.current_task()
+      if waiter.cancelled() and (caller is None or not caller.cancelling()):
+        # The registry side was cancelled, not us: report, don't cancel us.
+        raise self._cancelled_error() from None
+      self._request_cancel(submission)
+      await self._drain(waiter)
+      raise
+
+  async def _drain(self, waiter: asyncio.Future[Any]) -> None:
+    """Waits, bounded, for a cancelled submission's task to unwind."""
+    done, _ = await asyncio.wait([waiter], timeout=self._cancel_drain_timeout)
+    if not done:
+      logger.warning(
+          'Registry-side task did not unwind within %s s of cancellation.',
+          self._cancel_drain_timeout,
+      )
+      waiter.add_done_callback(_consume)
+    elif not waiter.cancelled():
+      waiter.exception()  # Retrieved: the caller is cancelled regardless.
+
+  def _cancelled_error(self) -> RegistryLoopError:
+    if self.closed:
+      return RegistryLoopClosedError(
+          'The registry loop shut down while this work was in flight.'
+      )
+    return RegistryWorkCancelledError(
+        'The registry-side task was cancelled on the registry loop.'
+    )
+
+  def run_sync(
+      self,
+      fn: Callable[[Unpack[_Ts]], Coroutine[Any, Any, _T]],
+      *args: Unpack[_Ts],
+      timeout: float | None = None,
+  ) -> _T:
+    """Runs `fn(*args)` on the registry loop and blocks for its result.
+
+    For synchronous callers (no running loop needed). On timeout or
+    interruption the registry-side task is cancelled.
+
+    Args:
+      fn: A coroutine function; it runs on the registry loop.
+      *args: Its positional arguments.
+      timeout: Seconds to wait; None waits indefinitely.
+
+    Returns:
+      What `fn` returned.
+
+    Raises:
+      RegistryThreadReentryError: Called from the registry thread.
+      TimeoutError: `timeout` elapsed; the task was cancelled.
+      RegistryLoopNotStartedError, RegistryLoopClosedError,
+      RegistryWorkCancelledError: As for `run`.
+      Exception: Whatever `fn` raised.
+    """
+    if self.is_registry_thread():
+      raise RegistryThreadReentryError(
+          'run_sync() on the registry thread would deadlock; await run().'
+      )
+    submission = self._submit(lambda: fn(*args))
+    try:
+      return submission.outcome.result(timeout)
+    except concurrent.futures.CancelledError:
+      raise self._cancelled_error() from None
+    except concurrent.futures.TimeoutError:
+      self._request_cancel(submission)
+      raise TimeoutError(
+          f'Registry-loop work did not finish within {timeout} s.'
+      ) from None
+    except BaseException:
+      if not submission.outcome.done():
+        self._request_cancel(submission)
+      raise
+
+  # User callbacks.
+
+  def marshal_callback(
+      self,
+      callback: Callable[_P, Awaitable[None] | None],
+      *,
+      timeout: float | None = DEFAULT_CALLBACK_TIMEOUT,
+  ) -> Callable[_P, Coroutine[Any, Any, None]]:
+    """Binds a user callback to the calling loop, for the SDK to invoke.
+
+    Call this on the loop that owns the callback (the Runner or host loop).
+    The returned coroutine function may be invoked on any loop, normally the
+    registry loop (the SDK's dispatcher runs progress handlers there): it
+    runs `callback` on the owning loop, in a copy of the `contextvars`
+    context captured now, awaits it there if it returns an awaitable, and
+    waits for it (up to `timeout`). Exceptions are logged and never reach
+    the transport. If the owning loop is gone, the invocation is dropped
+    with a warning.
+
+    Args:
+      callback: A sync or async callable.
+      timeout: Seconds the invoker waits for one invocation; on expiry the
+        invocation is cancelled on the owning loop and logged. None waits
+        indefinitely.
+
+    Returns:
+      An async callable with the callback's parameters.
+
+    Raises:
+      CallbackOwnerError: No loop is running in this thread, or this is the
+        registry thread.
+    """
+    if self.is_registry_thread():
+      raise CallbackOwnerError(
+          'User callbacks may not be bound to the registry loop.'
+      )
+    try:
+      owner = asyncio.get_running_loop()
+    except RuntimeError:
+      raise CallbackOwnerError(
+          'marshal_callback() needs a running loop to marshal back to.'
+      ) from None
+    captured = contextvars.copy_context()
+    name = getattr(callback, '__qualname__', repr(callback))
+
+    async def invoke_on_owner(*args: _P.args, **kwargs: _P.kwargs) -> None:
+      try:
+        result = callback(*args, **kwargs)
+        if inspect.isawaitable(result):
+          await result
+      except Exception:  # pylint: disable=broad-exception-caught
+        logger.exception('Callback %s raised; ignored.', name)
+
+    async def marshalled(*args: _P.args, **kwargs: _P.kwargs) -> None:
+      try:
+        current: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+      except RuntimeError:
+        current = None
+      if current is owner:
+        await invoke_on_owner(*args, **kwargs)
+        return
+      try:
+        future = asyncio.run_coroutine_threadsafe(
+            _in_context(captured.copy(), invoke_on_owner(*args, **kwargs)),
+            owner,
+        )
+      except RuntimeError:  # The owning loop is closed.
+        logger.warning('Callback %s dropped: its loop is closed.', name)
+        return
+      waiter = asyncio.wrap_future(future)
+      try:
+        await asyncio.wait_for(waiter, timeout)
+      except TimeoutError:
+        logger.warning(
+            'Callback %s did not finish within %s s; cancelled.', name, timeout
+        )
+
+    return marshalled
+
+
+def _remaining(deadline: float) -> float:
+  return max(0.0, deadline - time.monotonic())
+
+
+def _consume(future: asyncio.Future[Any]) -> None:
+  """Marks a future's exception retrieved, to avoid a spurious log."""
+  if not future.cancelled():
+    future.exception()
+
+
+async def _logged(hook: Callable[[], Awaitable[None]]) -> None:
+  try:
+    await hook()
+  except Exception:  # pylint: disable=broad-exception-caught
+    logger.exception('Registry shutdown hook failed.')
+
+
+def _in_context(
+    context: contextvars.Context, coro: Coroutine[Any, Any, _T]
+) -> Coroutine[Any, Any, _T]:
+  """Returns a coroutine that runs `coro` as a task in `context`."""
+
+  async def run() -> _T:
+    task = asyncio.get_running_loop().create_task(coro, context=context)
+    try:
+      return await asyncio.shield(task)
+    except asyncio.CancelledError:
+      task.cancel()
+      raise
+
+  return run()
+
+
+TransportStreams = tuple[Any, ...]
+"""What a transport context manager yields; the first two are the streams."""
+
+TransportFactory = Callable[
+    [], contextlib.AbstractAsyncContextManager[TransportStreams]
+]
+"""Makes a fresh transport context manager, e.g. `lambda: stdio_client(p)`."""
+
+
+class LoopBoundSession:
+  """An MCP `ClientSession` that lives on the registry loop.
+
+  Opening enters the transport and the session inside one resident task on
+  the registry loop (its `AsyncExitStack` never leaves that task), so the
+  connection survives the death of whichever loop opened it. Each operation
+  is a coroutine usable from any loop: it runs on the registry loop through
+  `RegistryEventLoop.run`, and a `progress_callback` is marshalled back to
+  the caller's loop. Closing (or `RegistryEventLoop.close()`) exits the
+  stack on the registry loop.
+
+  Transport-agnostic: `transport_factory` is called on the registry loop and
+  must return an async context manager yielding `(read, write, ...)`.
+
+  Session-level callbacks given in `session_kwargs` (logging, message
+  handler) run on the registry loop; only ADK-internal, loop-neutral code
+  belongs there. App-safe connections pass no input-request callbacks.
+
+  Example:
+    async with LoopBoundSession(
+        registry_loop, lambda: stdio_client(params)
+    ) as session:
+      await session.initialize()
+      result = await session.call_tool('open_view', {})
+  """
+
+  def __init__(
+      self,
+      registry_loop: RegistryEventLoop,
+      transport_factory: TransportFactory,
+      *,
+      session_kwargs: Mapping[str, Any] | None = None,
+      session_factory: Callable[..., ClientSession] = ClientSession,
+  ):
+    """Creates the owner; nothing is opened until `open()`.
+
+    Args:
+      registry_loop: The started registry loop the session lives on.
+      transport_factory: Makes the transport context manager.
+      session_kwargs: Keyword arguments for the session (timeouts,
+        `client_info`, `extensions`, ...).
+      session_factory: Builds the session from `(read, write,
+        **session_kwargs)`; `ClientSession` or a subclass.
+    """
+    self._registry_loop = registry_loop
+    self._transport_factory = transport_factory
+    self._session_kwargs = dict(session_kwargs or {})
+    self._session_factory = session_factory
+    self._session: ClientSession | None = None
+    self._owner: asyncio.Task[None] | None = None
+    self._close_requested: asyncio.Event | None = None
+    self._failure: BaseException | None = None
+    self._opened = False
+    self._closed = False
+    self._remove_hook: Callable[[], None] | None = None
+
+  @property
+  def is_open(self) -> bool:
+    """Whether the session is open and its transport alive."""
+    return self._session is not None and not self._closed
+
+  @property
+  def failure(self) -> BaseException | None:
+    """The failure that ended the transport, if it ended on its own."""
+    return self._failure
+
+  async def __aenter__(self) -> LoopBoundSession:
+    await self.open()
+    return self
+
+  async def __aexit__(
+      self,
+      exc_type: type[BaseException] | None,
+      exc: BaseException | None,
+      tb: TracebackType | None,
+  ) -> None:
+    await self.aclose()
+
+  async def open(self) -> None:
+    """Opens the transport and the session on the registry loop.
+
+    Does not initialize: call `initialize()` (or a handshake of your own
+    through `execute`).
+
+    Raises:
+      LoopBoundSessionError: Already opened once.
+      RegistryLoopError: The registry loop is not running.
+      Exception: Whatever opening the transport or session raised.
+    """
+    await self._registry_loop.run(self._open_on_loop)
+
+  async def _open_on_loop(self) -> None:
+    if self._opened:
+      raise LoopBoundSessionError('A LoopBoundSession opens only once.')
+    self._opened = True
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[None] = loop.create_future()
+    self._close_requested = asyncio.Event()
+    owner = loop.create_task(self._own(ready), context=contextvars.Context())
+    self._owner = owner
+    try:
+      await asyncio.shield(ready)
+    except asyncio.CancelledError:
+      # The opener gave up: take the half-open connection down with it.
+      self._close_requested.set()
+      await asyncio.wait([owner], timeout=DEFAULT_CANCEL_DRAIN_TIMEOUT)
+      raise
+    self._remove_hook = self._registry_loop.add_shutdown_hook(
+        self._close_on_loop
+    )
+
+  async def _own(self, ready: asyncio.Future[None]) -> None:
+    """The resident task: holds the exit stack from open to close."""
+    assert self._close_requested is not None
+    try:
+      async with contextlib.AsyncExitStack() as stack:
+        streams = await stack.enter_async_context(self._transport_factory())
+        session = await stack.enter_async_context(
+            self._session_factory(
+                streams[0], streams[1], **self._session_kwargs
+            )
+        )
+        self._session = session
+        ready.set_result(None)
+        await self._close_requested.wait()
+    except BaseException as error:  # pylint: disable=broad-exception-caught
+      if isinstance(error, (KeyboardInterrupt, SystemExit)):
+        raise
+      # Ends the resident task either way; nobody awaits its exception.
+      if not ready.done():
+        ready.set_exception(error)
+        ready.add_done_callback(_consume)
+      elif not self._close_requested.is_set():
+        self._failure = error
+        logger.warning('MCP session transport ended: %r', error)
+    finally:
+      self._closed = True
+      self._session = None
+
+  async def aclose(self) -> None:
+    """Closes the session and its transport on the registry loop.
+
+    Idempotent; a no-op when the registry loop has already closed (its
+    shutdown closed the session).
+    """
+    with contextlib.suppress(RegistryLoopClosedError):
+      await self._registry_loop.run(self._close_on_loop)
+
+  async def _close_on_loop(self) -> None:
+    if self._remove_hook is not None:
+      self._remove_hook()
+      self._remove_hook = None
+    self._opened = True  # A never-opened session stays unopenable.
+    if self._close_requested is not None:
+      self._close_requested.set()
+    owner = self._owner
+    if owner is not None and not owner.done():
+      await asyncio.shield(owner)
+    self._closed = True
+
+  async def execute(
+      self, operation: Callable[[ClientSession], Awaitable[_T]]
+  ) -> _T:
+    """Runs `operation(session)` on the registry loop, from any loop.
+
+    The hook for operations not wrapped here (a handshake, a paginated
+    listing, a bootstrap read). `operation` runs on the registry thread, so
+    it must not be user code.
+
+    Args:
+      operation: An async function of the live session.
+
+    Returns:
+      What `operation` returned.
+
+    Raises:
+      LoopBoundSessionClosedError: The session is not open.
+    """
+
+    async def on_loop() -> _T:
+      session = self._session
+      if session is None or self._closed:
+        raise LoopBoundSessionClosedError(
+            'The MCP session is not open.', self._failure
+        )
+      return await operation(session)
+
+    return await self._registry_loop.run(on_loop)
+
+  async def initialize(self) -> types.InitializeResult:
+    """Runs the legacy `initialize` handshake on the registry loop."""
+    return await self.execute(lambda session: session.initialize())
+
+  async def list_tools(
+      self, *, params: types.PaginatedRequestParams | None = None
+  ) -> types.ListToolsResult:
+    """Lists one page of tools on the registry loop."""
+    return await self.execute(lambda session: session.list_tools(params=params))
+
+  async def read_resource(
+      self, uri: str, **kwargs: Any
+  ) -> types.ReadResourceResult | types.InputRequiredResult:
+    """Reads a resource on the registry loop (see `ClientSession`)."""
+    return await self.execute(
+        lambda session: session.read_resource(uri, **kwargs)
+    )
+
+  async def call_tool(
+      self,
+      name: str,
+      arguments: dict[str, Any] | None = None,
+      *,
+      read_timeout_seconds: float | None = None,
+      progress_callback: (
+          Callable[[float, float | None, str | None], Awaitable[None] | None]
+          | None
+      ) = None,
+      **kwargs: Any,
+  ) -> Any:
+    """Calls a tool on the registry loop.
+
+    Args:
+      name: The tool's native name.
+      arguments: Its arguments.
+      read_timeout_seconds: The per-request read timeout.
+      progress_callback: Sync or async `(progress, total, message)`; runs on
+        the calling loop, never on the registry thread. Its exceptions are
+        logged and do not affect the call.
+      **kwargs: Passed to `ClientSession.call_tool`.
+
+    Returns:
+      The SDK's result (`CallToolResult` unless `allow_input_required`).
+    """
+    marshalled = (
+        None
+        if progress_callback is None
+        else self._registry_loop.marshal_callback(progress_callback)
+    )
+
+    async def on_progress(
+        progress: float, total: float | None, message: str | None
+    ) -> None:
+      assert marshalled is not None
+      await marshalled(progress, total, message)
+
+    return await self.execute(
+        lambda session: session.call_tool(
+            name,
+            arguments,
+            read_timeout_seconds=read_timeout_seconds,
+            progress_callback=on_progress if marshalled else None,
+            **kwargs,
+        )
+    )

@@ -1,0 +1,213 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+
+"""The `SealedResultStore` deployment contract: the confidential sidecar.
+
+Under a bound profile, the complete result of a UI-associated tool call is
+sealed here before its Event is appended, and the Event carries only an
+opaque reference `{recordId, schemaVersion}`. The View's bytes are later
+released only through ADK's gated resolver (RFC §3). The store holds one
+opaque envelope per record: the sealed result and, for render-producing
+calls, the purpose-separated refresh-invocation record, created together.
+
+This module is the interface only. Its state machine (immutable create
+keyed by operation instance, store-private digest verified at resolve, GC of
+expired unreferenced pending records, incarnation-cascade deletion) is what
+ADK relies on; a reference implementation and the persistence-compatibility
+suite follow in this PR series.
+
+`namespace` and `revision` identify the store's record space. Both take part
+in the binding fingerprint, so swapping in another (for example an empty)
+store changes `binding_revision` and cannot silently validate descriptors
+issued against the old one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Awaitable
+from typing import Callable
+from typing import Optional
+from typing import Protocol
+from typing import runtime_checkable
+
+from ..errors import McpAppsError
+from .scope import SessionKey
+
+
+@dataclasses.dataclass(frozen=True)
+class SealedRecordScope:
+  """The key scope of one sealed record, minus the record id.
+
+  Attributes:
+    session: The Session the record belongs to.
+    incarnation: The Session incarnation (from the lifecycle store).
+    event_id: The id of the Event that will reference the record.
+    function_call_id: The function call whose result is sealed.
+  """
+
+  session: SessionKey
+  incarnation: int
+  event_id: str
+  function_call_id: str
+
+
+@dataclasses.dataclass(frozen=True)
+class SealedResultRef:
+  """The public, opaque reference to a sealed record.
+
+  It is not authority and not result bytes: resolving it requires the
+  matching scope and passes ADK's gated resolver.
+
+  Attributes:
+    record_id: Random and opaque, at least 128 bits of entropy.
+    schema_version: The reference schema version.
+  """
+
+  record_id: str
+  schema_version: int = 1
+
+  def to_wire(self) -> dict[str, object]:
+    """The reference under its wire aliases."""
+    return {'recordId': self.record_id, 'schemaVersion': self.schema_version}
+
+
+@dataclasses.dataclass(frozen=True)
+class SealedEnvelope:
+  """The confidential content of one record.
+
+  Attributes:
+    sealed_result: The canonical bytes of the merged tool result.
+    refresh_record: The canonical bytes of the refresh-invocation record,
+      for render-producing calls; None otherwise.
+  """
+
+  sealed_result: bytes
+  refresh_record: Optional[bytes] = None
+
+  def __repr__(self) -> str:
+    refresh = (
+        'None' if self.refresh_record is None else len(self.refresh_record)
+    )
+    return (
+        f'SealedEnvelope(<{len(self.sealed_result)} bytes>,'
+        f' refresh_record=<{refresh}>)'
+    )
+
+
+class SealedResultStoreError(McpAppsError):
+  """Base class of the sealed-result store's typed failures."""
+
+
+class SealedResultConflictError(SealedResultStoreError):
+  """A create reused an operation instance with different bytes."""
+
+
+class SealedResultNotFoundError(SealedResultStoreError):
+  """No record matches the reference within the given scope."""
+
+
+class SealedResultCorruptError(SealedResultStoreError):
+  """The stored bytes fail the store-private digest."""
+
+
+IsReferenced = Callable[[SealedRecordScope, SealedResultRef], Awaitable[bool]]
+"""Asks ADK whether a record is referenced by a persisted Event or owned by
+an operation in the active-operation registry."""
+
+
+@runtime_checkable
+class SealedResultStore(Protocol):
+  """Stores sealed results, tenant- and incarnation-scoped.
+
+  ADK calls `create` after result approval and before the Event append,
+  `resolve` from the gated resolver (bootstrap, interactive replay, export),
+  `collect_garbage` periodically, and `delete_incarnation` from the Session
+  deletion cascade.
+  """
+
+  @property
+  def namespace(self) -> str:
+    """A stable, non-empty name of the store's record space."""
+    ...
+
+  @property
+  def revision(self) -> str:
+    """A non-empty label of the stored format; changes when it changes."""
+    ...
+
+  async def create(
+      self,
+      scope: SealedRecordScope,
+      *,
+      operation_instance_id: str,
+      envelope: SealedEnvelope,
+      expires_at: float,
+  ) -> SealedResultRef:
+    """Creates a pending record immutably, once per operation instance.
+
+    Args:
+      scope: Where the record belongs.
+      operation_instance_id: The admitted outer request's instance id.
+        Retries of that request reuse it.
+      envelope: The bytes to seal, both parts created atomically.
+      expires_at: When an unreferenced pending record becomes collectable,
+        in seconds since the epoch.
+
+    Returns:
+      The new reference, or the existing one for a retry with the same
+      instance and the same bytes.
+
+    Raises:
+      SealedResultConflictError: Same instance, different bytes; the stored
+        record is unchanged.
+    """
+    ...
+
+  async def resolve(
+      self, scope: SealedRecordScope, ref: SealedResultRef
+  ) -> SealedEnvelope:
+    """Returns a record's envelope after verifying scope and digest.
+
+    Raises:
+      SealedResultNotFoundError: No such record in exactly this scope.
+      SealedResultCorruptError: The digest does not match.
+    """
+    ...
+
+  async def collect_garbage(
+      self, *, now: float, is_referenced: IsReferenced
+  ) -> int:
+    """Deletes expired pending records that nothing references.
+
+    Args:
+      now: The current time, in seconds since the epoch.
+      is_referenced: Consulted for every expired candidate; a record for
+        which it returns True (or raises) is kept.
+
+    Returns:
+      How many records were deleted.
+    """
+    ...
+
+  async def delete_incarnation(
+      self, session: SessionKey, incarnation: int
+  ) -> int:
+    """Deletes every record of one Session incarnation; idempotent.
+
+    Returns:
+      How many records were deleted by this call.
+    """
+    ...

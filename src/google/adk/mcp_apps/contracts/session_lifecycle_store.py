@@ -1,0 +1,167 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+
+"""The `SessionLifecycleStore` deployment contract: Session incarnations.
+
+ADK permits a Session id to be reused after deletion, and a Session has no
+generation of its own. The lifecycle store gives each `(app_name, user_id,
+session_id)` a monotonic incarnation number and a state, changed only by
+durable compare-and-set (RFC §3):
+
+  ABSENT -> CREATING(n) -> ACTIVE(n) -> DELETING(n) -> DELETED(n)
+    -> CREATING(n+1) -> ...
+
+with migration of a preexisting Session as `ABSENT -> ACTIVE(1)` under an
+adoption marker. Late work from an old incarnation is recognised by its
+number. This module is the interface only; the creation fence and recovery
+protocol that use it follow in this PR series.
+
+`namespace` and `revision` take part in the binding fingerprint. The store
+may share a backend with the sealed-result store only under a distinct
+namespace.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Optional
+from typing import Protocol
+from typing import runtime_checkable
+
+from ..errors import McpAppsError
+from .scope import SessionKey
+
+
+class LifecycleState(enum.Enum):
+  """The lifecycle state of one Session key."""
+
+  ABSENT = 'absent'
+  CREATING = 'creating'
+  ACTIVE = 'active'
+  DELETING = 'deleting'
+  DELETED = 'deleted'
+
+
+@dataclasses.dataclass(frozen=True)
+class CreationReceipt:
+  """What the Session row's creation transaction recorded.
+
+  Attributes:
+    operation_id: The unique creation-operation id.
+    incarnation: The incarnation being created.
+    import_digest: The digest of the finalized imported events.
+  """
+
+  operation_id: str
+  incarnation: int
+  import_digest: str
+
+
+@dataclasses.dataclass(frozen=True)
+class LifecycleRecord:
+  """The durable lifecycle record of one Session key.
+
+  Attributes:
+    session: The Session key.
+    state: The current state.
+    incarnation: The current incarnation; 0 while `ABSENT`.
+    operation_id: The creation operation that reserved `CREATING`.
+    receipt: The receipt the activation compared, once `ACTIVE`.
+    adopted: True if the incarnation was adopted by migration.
+    cascade_steps: The deletion-cascade steps completed so far.
+  """
+
+  session: SessionKey
+  state: LifecycleState
+  incarnation: int = 0
+  operation_id: Optional[str] = None
+  receipt: Optional[CreationReceipt] = None
+  adopted: bool = False
+  cascade_steps: frozenset[str] = frozenset()
+
+
+class LifecycleConflictError(McpAppsError):
+  """A compare-and-set found a state other than the expected one.
+
+  Attributes:
+    actual: The record the store holds.
+  """
+
+  def __init__(self, actual: LifecycleRecord, detail: str) -> None:
+    self.actual = actual
+    super().__init__(
+        f'Lifecycle transition refused ({detail}); current state is'
+        f' {actual.state.value}({actual.incarnation})'
+    )
+
+
+@runtime_checkable
+class SessionLifecycleStore(Protocol):
+  """Holds each Session key's incarnation and lifecycle state.
+
+  Every method except `read` is one durable compare-and-set and raises
+  `LifecycleConflictError` when the precondition does not hold.
+  """
+
+  @property
+  def namespace(self) -> str:
+    """A stable, non-empty name of the store's record space."""
+    ...
+
+  @property
+  def revision(self) -> str:
+    """A non-empty label of the stored format; changes when it changes."""
+    ...
+
+  async def read(self, session: SessionKey) -> LifecycleRecord:
+    """The current record; an `ABSENT` record if there is none."""
+    ...
+
+  async def reserve_creation(
+      self, session: SessionKey, *, expected: LifecycleRecord, operation_id: str
+  ) -> LifecycleRecord:
+    """`ABSENT` or `DELETED(n)` (as `expected`) to `CREATING(n+1)`."""
+    ...
+
+  async def activate(
+      self, session: SessionKey, *, receipt: CreationReceipt
+  ) -> LifecycleRecord:
+    """`CREATING(n)` to `ACTIVE(n)` if the receipt matches the reservation."""
+    ...
+
+  async def adopt_existing(
+      self, session: SessionKey, *, adoption_id: str
+  ) -> LifecycleRecord:
+    """Migration: `ABSENT` to `ACTIVE(1)` with the adoption marker."""
+    ...
+
+  async def begin_deletion(
+      self, session: SessionKey, *, incarnation: int
+  ) -> LifecycleRecord:
+    """`ACTIVE(n)` to `DELETING(n)`; new admission fails from here on."""
+    ...
+
+  async def record_cascade_step(
+      self, session: SessionKey, *, incarnation: int, step: str
+  ) -> LifecycleRecord:
+    """Records one completed cascade step of `DELETING(n)`; idempotent."""
+    ...
+
+  async def complete_deletion(
+      self, session: SessionKey, *, incarnation: int
+  ) -> LifecycleRecord:
+    """`DELETING(n)` to `DELETED(n)`."""
+    ...

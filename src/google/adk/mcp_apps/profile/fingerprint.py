@@ -1,0 +1,173 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+
+"""The profile fingerprint and `binding_revision`.
+
+The fingerprint subset is the part of a host profile whose change must
+invalidate what was derived from it: MCP clients, pool keys, discovery, the
+`tools/list` cache key, and the `binding_revision` stamped on every
+persisted widget descriptor. It holds:
+
+* the extension settings map and the host capabilities with their
+  modalities;
+* the callback policy and the connection-affinity policy;
+* the resource-policy revision and the limits revision;
+* the sealed-result store's and the lifecycle store's namespace and
+  revision;
+* the replay-classification authority's source and revision.
+
+The RFC's fingerprint row omits the last item while its readiness paragraph
+includes it; this module includes it. Cold refresh decides on the
+classification recorded with the call, so a descriptor signed under one
+classification must not read as current under another; including it is
+also the fail-closed choice.
+
+Not in the subset: the profile name, the renderer, the principal resolver,
+the session authorizer, the export audit store and the key provider (the
+key id is in the revision's envelope instead), and every ephemeral
+generation (binding/readiness generation, connection generation). Those are
+checked independently at each barrier, so descriptors survive a reconnect or
+a provider replacement while stale Views, leases and cache entries do not.
+
+`binding_revision` is `v1:<key_id>:<hex>`, the hex being HMAC-SHA256 under
+the key provider's active key of the subset serialized by
+`serialization.serialize` with the purpose tag `binding-revision`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from typing import Any
+
+from ..contracts.key_provider import BindingKeyUnavailableError
+from ..errors import McpAppsError
+from .host_profile import McpAppsHostProfile
+from .serialization import serialize
+
+BINDING_REVISION_PURPOSE = 'binding-revision'
+"""The purpose tag of the fingerprint's serialization."""
+
+BINDING_REVISION_VERSION = 'v1'
+"""The digest version written as the first part of a binding revision."""
+
+
+class BindingRevisionError(McpAppsError):
+  """A binding revision cannot be computed or parsed."""
+
+
+def _store_identity(profile: McpAppsHostProfile, field: str) -> dict[str, str]:
+  store = getattr(profile, field)
+  if store is None:
+    raise BindingRevisionError(f'The profile has no {field}')
+  return {'namespace': store.namespace, 'revision': store.revision}
+
+
+def fingerprint_subset(profile: McpAppsHostProfile) -> dict[str, Any]:
+  """The profile's fingerprint subset as one JSON value.
+
+  Args:
+    profile: The profile.
+
+  Returns:
+    A fresh JSON-serializable dict.
+
+  Raises:
+    BindingRevisionError: If a store or the classification authority the
+      subset names is missing.
+  """
+  authority = profile.replay_classification
+  if authority is None:
+    raise BindingRevisionError('The profile has no replay_classification')
+  return {
+      'extension': profile.extension_settings.to_wire(),
+      'host_capabilities': profile.host_capabilities.to_wire(),
+      'callback_policy': profile.callback_policy.fingerprint_value(),
+      'connection_affinity': profile.connection_affinity.fingerprint_value(),
+      'resource_policy_revision': profile.resource_policy.revision,
+      'limits_revision': profile.limits.revision,
+      'sealed_result_store': _store_identity(profile, 'sealed_result_store'),
+      'session_lifecycle_store': _store_identity(
+          profile, 'session_lifecycle_store'
+      ),
+      'replay_classification': {
+          'source': authority.source,
+          'revision': authority.revision,
+      },
+  }
+
+
+def fingerprint_bytes(profile: McpAppsHostProfile) -> bytes:
+  """The serialized fingerprint subset: the HMAC input of the revision."""
+  return serialize(BINDING_REVISION_PURPOSE, fingerprint_subset(profile))
+
+
+def _digest(secret: bytes, message: bytes) -> str:
+  return hmac.new(secret, message, hashlib.sha256).hexdigest()
+
+
+def binding_revision(profile: McpAppsHostProfile) -> str:
+  """The keyed, versioned digest of the profile's fingerprint subset.
+
+  Args:
+    profile: The profile.
+
+  Returns:
+    `v1:<key_id>:<64 lowercase hex digits>`, signed with the key provider's
+    active key.
+
+  Raises:
+    BindingRevisionError: If the fingerprint subset is incomplete.
+    BindingKeyUnavailableError: If the profile has no key provider, or it
+      has no active key.
+  """
+  if profile.key_provider is None:
+    raise BindingKeyUnavailableError(None, 'the profile has no key provider')
+  message = fingerprint_bytes(profile)
+  key = profile.key_provider.active_key()
+  return (
+      f'{BINDING_REVISION_VERSION}:{key.key_id}:{_digest(key.secret, message)}'
+  )
+
+
+def verify_binding_revision(profile: McpAppsHostProfile, revision: str) -> bool:
+  """Whether `revision` is the profile's binding revision under its key.
+
+  The key named in `revision` is looked up among the provider's retained
+  keys, so revisions signed before a rotation verify while the old key is
+  retained.
+
+  Args:
+    profile: The current profile.
+    revision: A binding revision read from a persisted descriptor.
+
+  Returns:
+    True iff `revision` is well-formed, its key is retained and its digest
+    matches the profile's current fingerprint subset.
+
+  Raises:
+    BindingRevisionError: If the fingerprint subset is incomplete.
+    BindingKeyUnavailableError: If the named key is missing or retired, or
+      the profile has no key provider; callers fail closed.
+  """
+  parts = revision.split(':') if isinstance(revision, str) else []
+  if len(parts) != 3 or parts[0] != BINDING_REVISION_VERSION:
+    return False
+  _, key_id, digest = parts
+  if profile.key_provider is None:
+    raise BindingKeyUnavailableError(key_id, 'the profile has no key provider')
+  key = profile.key_provider.key(key_id)
+  expected = _digest(key.secret, fingerprint_bytes(profile))
+  return hmac.compare_digest(expected, digest)
