@@ -358,9 +358,13 @@ class AppsClientBinding:
 
 
 def _checked_loop(loop: object) -> RegistryEventLoop | None:
-  from .registry_loop import RegistryEventLoop  # pylint: disable=g-import-not-at-top
+  if loop is None:
+    return None
+  # Imported here: it is needed only when a binding names a loop.
+  # pylint: disable-next=g-import-not-at-top
+  from .registry_loop import RegistryEventLoop
 
-  if loop is None or isinstance(loop, RegistryEventLoop):
+  if isinstance(loop, RegistryEventLoop):
     return loop
   raise TypeError(
       f'registry_loop takes a RegistryEventLoop, got {type(loop).__name__}'

@@ -90,8 +90,7 @@ class IllegalTransitionError(McpAppBindingError):
     self.current = current
     self.requested = requested
     super().__init__(
-        f'Toolset {toolset_id!r}: illegal transition {current} ->'
-        f' {requested}'
+        f'Toolset {toolset_id!r}: illegal transition {current} -> {requested}'
     )
 
 

@@ -356,7 +356,7 @@ class RunnerLeaseLedger:
         the token stays released and the close pending.
     """
     with self._lock:
-      lease = self._leases.get(token._secret)  # pylint: disable=protected-access
+      lease = self._leases.get(_secret_of(token))
       if lease is None:
         raise ForeignLeaseTokenError(
             'The lease token was not issued by this ledger'
@@ -391,15 +391,24 @@ class RunnerLeaseLedger:
     Returns:
       The keys of the generations this call closed.
     """
-    with self._lock:
-      claimed = [
-          generation
-          for generation in self._generations.values()
-          if generation.state is GenerationState.CLOSE_PENDING
-          and self._claim(generation)
-      ]
     closed: set[Hashable] = set()
-    for generation in claimed:
+    tried: set[Hashable] = set()
+    while True:
+      # Claim one at a time: a cancelled caller strands nothing in CLOSING.
+      with self._lock:
+        generation = next(
+            (
+                generation
+                for generation in self._generations.values()
+                if generation.state is GenerationState.CLOSE_PENDING
+                and generation.key not in tried
+            ),
+            None,
+        )
+        if generation is None:
+          break
+        tried.add(generation.key)
+        self._claim(generation)
       try:
         if await self._run_close(generation):
           closed.add(generation.key)
@@ -470,7 +479,7 @@ class RunnerLeaseLedger:
   def is_held(self, token: LeaseToken) -> bool:
     """Returns whether a token of this ledger is still unreleased."""
     with self._lock:
-      lease = self._leases.get(token._secret)  # pylint: disable=protected-access
+      lease = self._leases.get(_secret_of(token))
       return lease is not None and lease.held
 
   def _claim(self, generation: _Generation) -> bool:
@@ -551,6 +560,10 @@ class RunnerLeaseLedger:
       self._on_close_pending(key)
     except Exception:  # pylint: disable=broad-exception-caught
       logger.exception('on_close_pending hook failed for %r', key)
+
+
+def _secret_of(token: LeaseToken) -> str:
+  return token._secret  # pylint: disable=protected-access
 
 
 async def _invoke(close: CloseCallback) -> None:

@@ -102,6 +102,14 @@ class RoutedManager(Protocol):
   def _get_session_context(self, headers: Headers = None) -> Any:
     ...
 
+  def _session_key_for(self, headers: Headers = None) -> str:
+    ...
+
+  def _set_active_debug_list(
+      self, session_key: str, debug_list: list[dict[str, Any]]
+  ) -> None:
+    ...
+
   def _discard_session(
       self, headers: Headers = None, *, session: Any = None
   ) -> None:
@@ -150,9 +158,7 @@ class _Router:
       default_factory=weakref.WeakKeyDictionary
   )
   remove_hook: Callable[[], None] | None = None
-  prompt_tasks: set[asyncio.Task[None]] = dataclasses.field(
-      default_factory=set
-  )
+  prompt_tasks: set[asyncio.Task[None]] = dataclasses.field(default_factory=set)
 
   def apply_pending(self, manager: RoutedManager) -> None:
     """On the registry thread: performs the queued discards."""
@@ -180,7 +186,8 @@ _routers_lock = threading.Lock()
 
 
 def _router(manager: RoutedManager) -> _Router:
-  loop = registry_loop_of(manager._apps_client_binding)  # pylint: disable=protected-access
+  # pylint: disable-next=protected-access
+  loop = registry_loop_of(manager._apps_client_binding)
   assert loop is not None
   with _routers_lock:
     router = _routers.get(manager)
@@ -200,8 +207,9 @@ def _register_debug_list(manager: RoutedManager, headers: Headers) -> None:
 
   debug_list = msm._http_debug_var.get(None)  # pylint: disable=protected-access
   if debug_list is not None:
-    key = manager._session_key_for(headers)  # type: ignore[attr-defined]  # pylint: disable=protected-access
-    manager._set_active_debug_list(key, debug_list)  # type: ignore[attr-defined]  # pylint: disable=protected-access
+    key = manager._session_key_for(headers)  # pylint: disable=protected-access
+    # pylint: disable-next=protected-access
+    manager._set_active_debug_list(key, debug_list)
 
 
 async def create_session(
@@ -223,7 +231,9 @@ async def create_session(
   """
   router = _router(manager)
   _register_debug_list(manager, headers)
-  guarded = is_feature_enabled(FeatureName._MCP_GRACEFUL_ERROR_HANDLING)  # pylint: disable=protected-access
+  # Read caller-side, as `McpTool` reads it.
+  # pylint: disable-next=protected-access
+  guarded = is_feature_enabled(FeatureName._MCP_GRACEFUL_ERROR_HANDLING)
 
   async def on_loop() -> RoutedSession:
     router.apply_pending(manager)
@@ -231,10 +241,9 @@ async def create_session(
     session = await manager.create_session(headers)
     facade = router.facades.get(session)
     if facade is None:
-      context = manager._get_session_context(headers)  # pylint: disable=protected-access
-      facade = RoutedSession(
-          router.loop, session, context if guarded else None
-      )
+      # pylint: disable-next=protected-access
+      context = manager._get_session_context(headers)
+      facade = RoutedSession(router.loop, session, context if guarded else None)
       router.facades[session] = facade
     return facade
 
@@ -273,8 +282,12 @@ def discard_session(
     router.apply_pending(manager)
 
   async def submit() -> None:
-    with contextlib.suppress(RegistryLoopClosedError):
+    try:
       await router.loop.run(on_loop)
+    except (RegistryLoopClosedError, asyncio.CancelledError):
+      pass  # Still queued: the next pool access or close applies it.
+    except Exception:  # pylint: disable=broad-exception-caught
+      logger.warning('Discarding an MCP session failed.', exc_info=True)
 
   task = caller.create_task(submit())
   router.prompt_tasks.add(task)
@@ -297,7 +310,9 @@ async def close(manager: RoutedManager) -> None:
     router.apply_pending(manager)
     await manager.close()
 
-  with contextlib.suppress(RegistryLoopClosedError, RegistryLoopNotStartedError):
+  with contextlib.suppress(
+      RegistryLoopClosedError, RegistryLoopNotStartedError
+  ):
     await router.loop.run(on_loop)
 
 
@@ -409,7 +424,8 @@ class RoutedSession:
       coro = operation(session)
       try:
         if context is not None:
-          result: _T = await context._run_guarded(coro)  # pylint: disable=protected-access
+          # pylint: disable-next=protected-access
+          result: _T = await context._run_guarded(coro)
         else:
           result = await coro
       except Exception:
@@ -447,6 +463,10 @@ class RoutedSession:
 
     Returns:
       The SDK's result.
+
+    Raises:
+      CallbackOwnerError: A progress callback given on the registry thread,
+        where user code must never run.
     """
     gate = (
         None

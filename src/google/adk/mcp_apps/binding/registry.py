@@ -1,0 +1,797 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""`McpAppBindingRegistry`: who decides that a toolset serves MCP Apps.
+
+Built once at startup from configuration (RFC section 1): stable toolset ids
+mapped to `McpToolsetSpec`s, one `McpAppsHostProfile` (or none) and whether
+the local-development configuration is in force. `start()` materializes, for
+each id, `toolset_id -> spec -> proxy -> (profile) -> server`: a
+`HostBoundMcpToolset` that is `PROFILE_BOUND` (its runtime toolset built
+with `AppsClientBinding(readiness.client_extensions())`) exactly when
+`check_readiness(profile, ...)` is bindable, and `MODEL_ONLY` (no binding,
+no advertisement) otherwise. Whether a toolset is Apps-routed is decided
+from this configuration alone; no session is read.
+
+Generations. The registry keeps one monotonic binding generation. A
+withdrawal (`revoke()`, or `recheck()` finding readiness lost) and a
+`rebind(profile)` never change a proxy in place: under the admin lock the
+registry constructs replacement proxies, then
+
+1. atomically installs them, bumps the generation and shuts the old proxies'
+   gates (they enter `REVOKING`), and calls every revocation hook (Views,
+   leases, permits and pending commits of later parts register there);
+2. drains the old proxies' admitted work, cancelling what outlives the
+   bound;
+3. closes the old runtime toolsets, so every Apps-advertising connection is
+   terminated (an initialized connection cannot retract its advertisement);
+4. drives the old proxies `REVOKING -> CLOSED`.
+
+`lookup()` therefore returns the old proxy before the swap and the new one
+after it, never neither. Old declarations and tools fail with
+`StaleGenerationError` and never reach the new proxy. A failed rebind (the
+profile is not bindable) withdraws what is bound and leaves model-only
+proxies serving.
+
+The Agent-facing object is `toolset(toolset_id)`, a stable, non-owning
+`BaseToolset` that resolves the current proxy on every listing; its
+`close()` (reached from `Runner.close()`) releases nothing, like the
+proxy's. Shutdown (`aclose()`) closes exactly the proxies the registry
+constructed, each once, then the registry's event loop.
+
+The registry owns a `RegistryEventLoop` (started by `start()`, closed by
+`aclose()`), exposed as `event_loop` for the connection routing of
+profile-bound sessions. Runtime toolsets are closed on the calling loop:
+upstream's session manager only schedules, and does not await, the teardown
+of a session that lives on another loop, and revocation must observe the
+connection closed before it reports step 3 done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Collection
+from collections.abc import Iterable
+from collections.abc import Mapping
+import dataclasses
+import inspect
+import logging
+import threading
+from typing import Any
+from typing import Optional
+from typing import Union
+
+from typing_extensions import override
+
+from ...agents.readonly_context import ReadonlyContext
+from ...tools.base_tool import BaseTool
+from ...tools.base_toolset import BaseToolset
+from ..catalog.app_catalog import AppCallPolicy
+from ..catalog.app_catalog import DEFAULT_POLICY
+from ..profile.capabilities import HostCapabilities
+from ..profile.host_profile import McpAppsHostProfile
+from ..profile.readiness import check_readiness
+from ..profile.readiness import Readiness
+from .client_extensions import AppsClientBinding
+from .errors import BindingConflictError
+from .errors import IllegalTransitionError
+from .errors import McpAppBindingUnavailable
+from .errors import RegistryClosedError
+from .errors import StaleGenerationError
+from .errors import UnboundToolsetError
+from .errors import WideningOverrideError
+from .proxy import DEFAULT_DRAIN_TIMEOUT
+from .proxy import DrainResult
+from .proxy import HostBoundMcpToolset
+from .proxy import ProxyState
+from .registry_loop import RegistryEventLoop
+from .spec import McpToolsetSpec
+
+logger = logging.getLogger('google_adk.' + __name__)
+
+AUDIENCES = frozenset({'model', 'app'})
+"""The tool audiences a binding can serve."""
+
+
+@dataclasses.dataclass(frozen=True)
+class BindingOverrides:
+  """Per-toolset narrowing of what the profile and registry allow.
+
+  Every field may only narrow: None keeps the base, a value must be a
+  subset of it.
+
+  Attributes:
+    app_call_policy: Narrows the registry's `AppCallPolicy`.
+    host_capabilities: Narrows the profile's `HostCapabilities`.
+    audiences: Narrows `{"model", "app"}`, the audiences this toolset's
+      tools may be exposed to.
+  """
+
+  app_call_policy: Optional[AppCallPolicy] = None
+  host_capabilities: Optional[HostCapabilities] = None
+  audiences: Optional[frozenset[str]] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class EffectiveBinding:
+  """The narrowed policy in force for one toolset.
+
+  Attributes:
+    app_call_policy: The app-call policy.
+    host_capabilities: The host capabilities (None without a profile).
+    audiences: The audiences served.
+  """
+
+  app_call_policy: AppCallPolicy
+  host_capabilities: Optional[HostCapabilities]
+  audiences: frozenset[str]
+
+
+def _policy_within(narrow: AppCallPolicy, base: AppCallPolicy) -> bool:
+  if base.allowed is None:
+    return True
+  return narrow.allowed is not None and narrow.allowed <= base.allowed
+
+
+def _modalities_within(narrow: Any, base: Any) -> bool:
+  if narrow is None:
+    return True
+  return base is not None and narrow <= base
+
+
+def _capabilities_within(
+    narrow: HostCapabilities, base: Optional[HostCapabilities]
+) -> bool:
+  if base is None:
+    return False
+  return (
+      (base.server_tools or not narrow.server_tools)
+      and (base.server_resources or not narrow.server_resources)
+      and _modalities_within(narrow.message, base.message)
+      and _modalities_within(
+          narrow.update_model_context, base.update_model_context
+      )
+  )
+
+
+def _narrowed(
+    toolset_id: str, base: EffectiveBinding, overrides: BindingOverrides
+) -> EffectiveBinding:
+  """Applies overrides to a base, refusing any widening."""
+  policy = base.app_call_policy
+  if overrides.app_call_policy is not None:
+    if not _policy_within(overrides.app_call_policy, policy):
+      raise WideningOverrideError(
+          f'Toolset {toolset_id!r}: the app-call policy override widens'
+          ' the policy in force'
+      )
+    policy = overrides.app_call_policy
+  capabilities = base.host_capabilities
+  if overrides.host_capabilities is not None:
+    if not _capabilities_within(overrides.host_capabilities, capabilities):
+      raise WideningOverrideError(
+          f'Toolset {toolset_id!r}: the host-capabilities override widens'
+          ' the capabilities in force'
+      )
+    capabilities = overrides.host_capabilities
+  audiences = base.audiences
+  if overrides.audiences is not None:
+    requested = frozenset(overrides.audiences)
+    if not requested <= audiences:
+      raise WideningOverrideError(
+          f'Toolset {toolset_id!r}: the audience override'
+          f' {sorted(requested)} widens {sorted(audiences)}'
+      )
+    audiences = requested
+  if 'app' not in audiences:
+    policy = AppCallPolicy.deny_all()
+  return EffectiveBinding(policy, capabilities, audiences)
+
+
+@dataclasses.dataclass(frozen=True)
+class RevocationEvent:
+  """What a revocation hook is told (withdrawal step 1).
+
+  Attributes:
+    toolset_ids: The toolsets whose generation was superseded.
+    old_generations: Each toolset's superseded generation.
+    new_generation: The registry generation now in force.
+    reason: `"withdrawal"`, `"rebind"` or `"readiness_lost"`.
+  """
+
+  toolset_ids: tuple[str, ...]
+  old_generations: Mapping[str, int]
+  new_generation: int
+  reason: str
+
+
+RevocationHook = Callable[[RevocationEvent], Union[Awaitable[None], None]]
+
+
+@dataclasses.dataclass(frozen=True)
+class SwapReport:
+  """The outcome of one withdrawal or rebind.
+
+  Attributes:
+    reason: Why the swap happened.
+    generation: The registry generation after it.
+    swapped: The toolset ids given new proxies.
+    readiness: The readiness the new proxies were built under, if any.
+    steps: The withdrawal steps in the order they completed:
+      `generation_bumped`, `hooks_called`, `drained`, `pools_closed`,
+      `proxies_closed`.
+    drains: Each old proxy's drain result.
+    hook_failures: Hooks that raised (logged; withdrawal went on).
+  """
+
+  reason: str
+  generation: int
+  swapped: tuple[str, ...]
+  readiness: Optional[Readiness]
+  steps: tuple[str, ...]
+  drains: Mapping[str, DrainResult]
+  hook_failures: int
+
+
+@dataclasses.dataclass(eq=False)
+class _Entry:
+  toolset_id: str
+  spec: McpToolsetSpec
+  apps_routed: bool
+  effective: EffectiveBinding
+  current: Optional[HostBoundMcpToolset] = None
+
+
+class McpAppBindingRegistry:
+  """The registry of configured MCP toolsets and their Apps binding.
+
+  Example:
+    registry = McpAppBindingRegistry(
+        {'dashboard': McpToolsetSpec(connection_params=params)},
+        profile,
+        allow_dev_providers=False,
+    )
+    await registry.start()
+    agent = LlmAgent(..., tools=[registry.toolset('dashboard')])
+    ...
+    await registry.aclose()
+  """
+
+  def __init__(
+      self,
+      specs: Union[
+          Mapping[str, McpToolsetSpec], Iterable[tuple[str, McpToolsetSpec]]
+      ] = (),
+      profile: Optional[McpAppsHostProfile] = None,
+      *,
+      allow_dev_providers: bool = False,
+      app_call_policy: AppCallPolicy = DEFAULT_POLICY,
+      overrides: Optional[Mapping[str, BindingOverrides]] = None,
+      apps_toolsets: Optional[Collection[str]] = None,
+      drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
+  ):
+    """Builds the registry from configuration; nothing is constructed yet.
+
+    Args:
+      specs: Toolset id to spec (a mapping, or pairs: a repeated id is a
+        collision).
+      profile: The host profile, or None for a model-only registry.
+      allow_dev_providers: The explicit local-development configuration.
+      app_call_policy: The base app-call policy overrides narrow.
+      overrides: Per-toolset narrowing overrides.
+      apps_toolsets: The ids routed to the Apps host (default: all).
+      drain_timeout: Seconds a withdrawal waits for admitted work.
+
+    Raises:
+      BindingConflictError: A toolset id is registered twice.
+      UnboundToolsetError: A value is not an `McpToolsetSpec`.
+      WideningOverrideError: An override widens.
+      McpAppBindingUnavailable: An override or Apps id names no toolset.
+    """
+    self._profile = profile
+    self._allow_dev = allow_dev_providers
+    self._base_policy = app_call_policy
+    self._apps_ids = None if apps_toolsets is None else frozenset(apps_toolsets)
+    self._drain_timeout = drain_timeout
+    self._entries: dict[str, _Entry] = {}
+    self._table_lock = threading.Lock()
+    self._admin_lock: Optional[asyncio.Lock] = None
+    self._generation = 0
+    self._readiness: Optional[Readiness] = None
+    self._materialized: list[HostBoundMcpToolset] = []
+    self._hooks: dict[int, RevocationHook] = {}
+    self._next_hook = 0
+    self._started = False
+    self._closed = False
+    self._loop = RegistryEventLoop(name='adk-mcp-apps-binding-registry')
+    self._handles: dict[str, RegistryToolset] = {}
+    pairs = specs.items() if isinstance(specs, Mapping) else specs
+    for toolset_id, spec in pairs:
+      self.register(toolset_id, spec)
+    for toolset_id, override in (overrides or {}).items():
+      self.narrow(toolset_id, override)
+    for toolset_id in self._apps_ids or ():
+      self._entry(toolset_id)
+
+  # Configuration.
+
+  def register(self, toolset_id: str, spec: McpToolsetSpec) -> None:
+    """Registers one toolset before `start()`.
+
+    Raises:
+      BindingConflictError: The id is taken, or the registry has started.
+      UnboundToolsetError: `spec` is not a spec (e.g. an `McpToolset`).
+    """
+    if not isinstance(spec, McpToolsetSpec):
+      raise UnboundToolsetError(
+          f'Toolset {toolset_id!r}: only an McpToolsetSpec can be'
+          f' registered, not a {type(spec).__name__}; a directly constructed'
+          ' toolset stays model-only'
+      )
+    if not isinstance(toolset_id, str) or not toolset_id:
+      raise BindingConflictError('toolset ids must be non-empty strings')
+    with self._table_lock:
+      if self._started or self._closed:
+        raise BindingConflictError(
+            'Toolsets are registered from configuration, before start()'
+        )
+      if toolset_id in self._entries:
+        raise BindingConflictError(
+            f'Toolset id {toolset_id!r} is registered twice'
+        )
+      self._entries[toolset_id] = _Entry(
+          toolset_id,
+          spec,
+          apps_routed=False,
+          effective=EffectiveBinding(
+              self._base_policy,
+              None
+              if self._profile is None
+              else self._profile.host_capabilities,
+              AUDIENCES,
+          ),
+      )
+
+  def _entry(self, toolset_id: str) -> _Entry:
+    with self._table_lock:
+      if self._closed:
+        raise RegistryClosedError(toolset_id)
+      entry = self._entries.get(toolset_id)
+    if entry is None:
+      raise McpAppBindingUnavailable(toolset_id)
+    return entry
+
+  def narrow(self, toolset_id: str, overrides: BindingOverrides) -> None:
+    """Narrows one toolset's policy further; widening raises.
+
+    Raises:
+      WideningOverrideError: The override widens what is in force.
+      McpAppBindingUnavailable: No such toolset.
+    """
+    entry = self._entry(toolset_id)
+    with self._table_lock:
+      entry.effective = _narrowed(toolset_id, entry.effective, overrides)
+
+  def effective(self, toolset_id: str) -> EffectiveBinding:
+    """The narrowed policy in force for a toolset."""
+    return self._entry(toolset_id).effective
+
+  def routes_apps(self, toolset_id: str) -> bool:
+    """Whether a toolset is Apps-routed, from configuration alone.
+
+    Reads no session (one need not exist yet): a configured profile, the
+    toolset among the Apps ids, and the app audience not narrowed away.
+    """
+    entry = self._entry(toolset_id)
+    return (
+        self._profile is not None
+        and (self._apps_ids is None or toolset_id in self._apps_ids)
+        and 'app' in entry.effective.audiences
+    )
+
+  def add_revocation_hook(self, hook: RevocationHook) -> Callable[[], None]:
+    """Registers a hook called at withdrawal step 1, after the bump.
+
+    Later parts register View, lease, permit and pending-commit revocation
+    here. Hooks run in registration order; one that raises is logged and
+    counted, and withdrawal goes on.
+
+    Returns:
+      A function that removes the hook.
+    """
+    with self._table_lock:
+      hook_id = self._next_hook
+      self._next_hook += 1
+      self._hooks[hook_id] = hook
+
+    def remove() -> None:
+      with self._table_lock:
+        self._hooks.pop(hook_id, None)
+
+    return remove
+
+  # Introspection.
+
+  @property
+  def binding_generation(self) -> int:
+    """The registry's current binding generation."""
+    with self._table_lock:
+      return self._generation
+
+  @property
+  def readiness(self) -> Optional[Readiness]:
+    """The readiness the bound proxies were built under (None if none)."""
+    return self._readiness
+
+  @property
+  def event_loop(self) -> RegistryEventLoop:
+    """The registry's dedicated event loop."""
+    return self._loop
+
+  @property
+  def toolset_ids(self) -> tuple[str, ...]:
+    """The configured toolset ids, in registration order."""
+    return tuple(self._entries)
+
+  @property
+  def materialized(self) -> tuple[HostBoundMcpToolset, ...]:
+    """Every proxy this registry constructed, in order."""
+    with self._table_lock:
+      return tuple(self._materialized)
+
+  def lookup(self, toolset_id: str) -> HostBoundMcpToolset:
+    """The current proxy of a toolset.
+
+    Raises:
+      McpAppBindingUnavailable: No such toolset, not started, or shut down.
+    """
+    entry = self._entry(toolset_id)
+    with self._table_lock:
+      proxy = entry.current
+    if proxy is None:
+      raise McpAppBindingUnavailable(toolset_id, 'the registry is not started')
+    return proxy
+
+  def resolve(self, toolset_id: str, server_id: str) -> HostBoundMcpToolset:
+    """Resolves a persisted descriptor's `toolset_id`/`server_id`.
+
+    Raises:
+      McpAppBindingUnavailable: No such toolset, or it names another server.
+    """
+    entry = self._entry(toolset_id)
+    if entry.spec.server_id != server_id:
+      raise McpAppBindingUnavailable(
+          toolset_id, 'the descriptor names another server'
+      )
+    return self.lookup(toolset_id)
+
+  def server_id(self, toolset_id: str) -> str:
+    """The configured server id of a toolset."""
+    return self._entry(toolset_id).spec.server_id
+
+  def toolset(self, toolset_id: str) -> RegistryToolset:
+    """The stable, non-owning `BaseToolset` to hand to an Agent."""
+    self._entry(toolset_id)
+    with self._table_lock:
+      handle = self._handles.get(toolset_id)
+      if handle is None:
+        handle = RegistryToolset(self, toolset_id)
+        self._handles[toolset_id] = handle
+    return handle
+
+  # Lifecycle.
+
+  def _lock(self) -> asyncio.Lock:
+    if self._admin_lock is None:
+      self._admin_lock = asyncio.Lock()
+    return self._admin_lock
+
+  def _binding_for(
+      self, profile: Optional[McpAppsHostProfile]
+  ) -> tuple[Optional[Readiness], Optional[AppsClientBinding]]:
+    if profile is None:
+      return None, None
+    readiness = check_readiness(profile, allow_dev_providers=self._allow_dev)
+    if not readiness.bindable:
+      logger.warning(
+          'MCP Apps host profile %r is not bindable; toolsets stay'
+          ' model-only: %s',
+          profile.name,
+          '; '.join(str(r) for r in readiness.reasons),
+      )
+      return readiness, None
+    return readiness, AppsClientBinding(readiness.client_extensions())
+
+  async def _new_proxy(
+      self,
+      entry: _Entry,
+      binding: Optional[AppsClientBinding],
+      generation: int,
+  ) -> HostBoundMcpToolset:
+    proxy = HostBoundMcpToolset(
+        entry.spec,
+        toolset_id=entry.toolset_id,
+        binding_generation=generation,
+        _apps_client_binding=binding if entry.apps_routed else None,
+    )
+    with self._table_lock:
+      self._materialized.append(proxy)
+    await proxy.materialize()
+    return proxy
+
+  async def start(self) -> None:
+    """Materializes every configured toolset and starts the event loop.
+
+    Idempotent. Each toolset is `PROFILE_BOUND` if the profile is bindable
+    and the toolset Apps-routed, else `MODEL_ONLY`.
+
+    Raises:
+      RegistryClosedError: The registry has shut down.
+    """
+    async with self._lock():
+      with self._table_lock:
+        if self._closed:
+          raise RegistryClosedError()
+        if self._started:
+          return
+      self._loop.start()
+      readiness, binding = self._binding_for(self._profile)
+      self._readiness = readiness if binding is not None else None
+      self._generation = 1
+      for entry in self._entries.values():
+        entry.apps_routed = self.routes_apps(entry.toolset_id)
+        proxy = await self._new_proxy(entry, binding, 1)
+        with self._table_lock:
+          entry.current = proxy
+      with self._table_lock:
+        self._started = True
+
+  async def __aenter__(self) -> McpAppBindingRegistry:
+    await self.start()
+    return self
+
+  async def __aexit__(self, *exc_info: object) -> None:
+    await self.aclose()
+
+  def bind_profile(self, toolset_id: str, profile: McpAppsHostProfile) -> None:
+    """Refuses a second profile binding; profiles change only by rebind.
+
+    Raises:
+      BindingConflictError: The toolset is already profile-bound.
+      IllegalTransitionError: It is `MODEL_ONLY`, terminal for its proxy
+        (`rebind(profile)` installs a new one).
+    """
+    proxy = self.lookup(toolset_id)
+    if proxy.profile_bound:
+      raise BindingConflictError(
+          f'Toolset {toolset_id!r} is already bound to profile'
+          f' {self._profile.name if self._profile else None!r}; a second'
+          f' binding ({profile.name!r}) is refused'
+      )
+    raise IllegalTransitionError(
+        toolset_id,
+        proxy.state.value,
+        f'{ProxyState.PROFILE_BOUND.value} (late binding; use rebind())',
+    )
+
+  async def _swap(
+      self,
+      targets: list[_Entry],
+      binding: Optional[AppsClientBinding],
+      readiness: Optional[Readiness],
+      reason: str,
+  ) -> SwapReport:
+    """Withdrawal steps 1-4 for `targets` (admin lock held)."""
+    if not targets:
+      return SwapReport(
+          reason, self.binding_generation, (), readiness, (), {}, 0
+      )
+    new_generation = self.binding_generation + 1
+    successors = {
+        entry.toolset_id: await self._new_proxy(entry, binding, new_generation)
+        for entry in targets
+    }
+    steps: list[str] = []
+    old: dict[str, HostBoundMcpToolset] = {}
+    # Step 1: install atomically, bump, shut the old gates; then the hooks.
+    with self._table_lock:
+      self._generation = new_generation
+      for entry in targets:
+        previous = entry.current
+        assert previous is not None
+        old[entry.toolset_id] = previous
+        entry.current = successors[entry.toolset_id]
+    for toolset_id, proxy in old.items():
+
+      def refusal(
+          toolset_id: str = toolset_id, proxy: HostBoundMcpToolset = proxy
+      ) -> Exception:
+        return StaleGenerationError(
+            toolset_id, proxy.binding_generation, new_generation
+        )
+
+      if not proxy._begin_revoke(refusal):  # pylint: disable=protected-access
+        logger.warning('Toolset %r was not serving at revocation.', toolset_id)
+    steps.append('generation_bumped')
+    event = RevocationEvent(
+        tuple(old),
+        {toolset_id: p.binding_generation for toolset_id, p in old.items()},
+        new_generation,
+        reason,
+    )
+    failures = 0
+    with self._table_lock:
+      hooks = list(self._hooks.values())
+    for hook in hooks:
+      try:
+        result = hook(event)
+        if inspect.isawaitable(result):
+          await result
+      except Exception:  # pylint: disable=broad-exception-caught
+        failures += 1
+        logger.exception('Revocation hook failed; withdrawal goes on.')
+    steps.append('hooks_called')
+    # Step 2: drain or cancel admitted work, with a bound.
+    drains = {
+        toolset_id: await proxy._drain(self._drain_timeout)  # pylint: disable=protected-access
+        for toolset_id, proxy in old.items()
+    }
+    steps.append('drained')
+    # Step 3: terminate every old (advertising) connection.
+    for proxy in old.values():
+      await proxy._close_runtime()  # pylint: disable=protected-access
+    steps.append('pools_closed')
+    # Step 4: REVOKING -> CLOSED.
+    for proxy in old.values():
+      proxy._finish_close()  # pylint: disable=protected-access
+    steps.append('proxies_closed')
+    return SwapReport(
+        reason,
+        new_generation,
+        tuple(old),
+        readiness,
+        tuple(steps),
+        drains,
+        failures,
+    )
+
+  def _require_started(self) -> None:
+    with self._table_lock:
+      if self._closed:
+        raise RegistryClosedError()
+      if not self._started:
+        raise McpAppBindingUnavailable('*', 'the registry is not started')
+
+  def _bound_entries(self) -> list[_Entry]:
+    return [
+        entry
+        for entry in self._entries.values()
+        if entry.current is not None and entry.current.profile_bound
+    ]
+
+  async def revoke(self, reason: str = 'withdrawal') -> SwapReport:
+    """Withdraws readiness: every profile-bound toolset goes model-only.
+
+    Model-only toolsets are untouched. Steps 1-4 of the module docstring;
+    each bound toolset gets a new `MODEL_ONLY` proxy under a new generation.
+
+    Returns:
+      The report, with the steps in completion order.
+    """
+    async with self._lock():
+      self._require_started()
+      self._readiness = None
+      return await self._swap(self._bound_entries(), None, None, reason)
+
+  async def recheck(self) -> SwapReport:
+    """Re-checks the bound profile's readiness; withdraws if it was lost."""
+    async with self._lock():
+      self._require_started()
+      if self._readiness is None or self._profile is None:
+        return await self._swap([], None, None, 'readiness_lost')
+      readiness = check_readiness(
+          self._profile, allow_dev_providers=self._allow_dev
+      )
+      if readiness.bindable:
+        return await self._swap([], None, readiness, 'readiness_lost')
+      self._readiness = None
+      return await self._swap(
+          self._bound_entries(), None, readiness, 'readiness_lost'
+      )
+
+  async def rebind(self, profile: McpAppsHostProfile) -> SwapReport:
+    """Binds a (new or replaced) profile under a new generation.
+
+    Bindable: every Apps-routed toolset gets a newly constructed
+    `PROFILE_BOUND` proxy (bound ones too: provider replacement). Not
+    bindable: what is bound is withdrawn to model-only, and model-only
+    proxies keep serving.
+
+    Returns:
+      The report; `readiness` says whether the profile was bindable.
+    """
+    async with self._lock():
+      self._require_started()
+      self._profile = profile
+      readiness, binding = self._binding_for(profile)
+      if binding is None:
+        self._readiness = None
+        return await self._swap(
+            self._bound_entries(), None, readiness, 'rebind'
+        )
+      for entry in self._entries.values():
+        entry.apps_routed = self.routes_apps(entry.toolset_id)
+      self._readiness = readiness
+      targets = [e for e in self._entries.values() if e.apps_routed]
+      return await self._swap(targets, binding, readiness, 'rebind')
+
+  async def aclose(self) -> None:
+    """Shuts down: closes every proxy it constructed, once, then its loop.
+
+    Idempotent. Toolsets the registry did not construct are not touched.
+    """
+    async with self._lock():
+      with self._table_lock:
+        if self._closed:
+          return
+        self._closed = True
+        proxies = list(self._materialized)
+      for proxy in proxies:
+        await proxy._aclose(drain_timeout=self._drain_timeout)  # pylint: disable=protected-access
+      await self._loop.aclose()
+
+
+class RegistryToolset(BaseToolset):
+  """The stable, non-owning toolset an Agent holds for one toolset id.
+
+  Each listing resolves the registry's current proxy and delegates to it,
+  so model traffic follows a withdrawal or rebind without the Agent
+  noticing; the tools it returns are bound to the generation that listed
+  them. A listing that meets a proxy superseded between lookup and
+  admission is retried once on the successor. `close()` releases nothing.
+  """
+
+  def __init__(self, registry: McpAppBindingRegistry, toolset_id: str):
+    super().__init__(tool_filter=None, tool_name_prefix=None)
+    self._use_invocation_cache = False
+    self._registry = registry
+    self._toolset_id = toolset_id
+
+  @property
+  def toolset_id(self) -> str:
+    """The toolset id this handle resolves."""
+    return self._toolset_id
+
+  def current(self) -> HostBoundMcpToolset:
+    """The proxy currently installed for this id."""
+    return self._registry.lookup(self._toolset_id)
+
+  @override
+  async def get_tools(
+      self, readonly_context: Optional[ReadonlyContext] = None
+  ) -> list[BaseTool]:
+    proxy = self.current()
+    try:
+      return await proxy.get_tools(readonly_context)
+    except StaleGenerationError:
+      successor = self.current()
+      if successor is proxy:
+        raise
+      return await successor.get_tools(readonly_context)
+
+  @override
+  async def close(self) -> None:
+    """Releases nothing (see `HostBoundMcpToolset.close`)."""

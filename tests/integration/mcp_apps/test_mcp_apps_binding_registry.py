@@ -1,0 +1,988 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""`McpAppBindingRegistry` against the real conformance server.
+
+Cases P2-REG-01 .. P2-REG-11, P2-RDY-01 .. P2-RDY-25 (registry-level part)
+and P2-REB-01 .. P2-REB-11. Advertisement is read on the wire through the
+server's `whoami` (what the calling connection advertised); a connection's
+termination is read server-side through `app_followup`, whose verdict is
+`connection-closed` once the connection that minted a nonce has closed, and
+for stdio through the server process count. Model calls run a real
+`Runner` turn with a scripted model. Races are forced with events and the
+header-provider / revocation-hook injection points; nothing sleeps to order
+anything (the only timed waits are the server's own `slow_operation`).
+
+Registry-level parts only (the full proofs need later machinery): P2-RDY-12
+(Views), -13 (leases), -14 (permits), -15 (pending commits), -20, -21, -22
+and P2-REB-09 (Views), P2-REB-10 (`BoundToolHandle`): each is proved here
+through the revocation hook and the generation-bound proxy and tools.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator
+import inspect
+import json
+import types as pytypes
+from typing import Any
+
+from google.adk.agents.llm_agent import LlmAgent
+from google.adk.mcp_apps.binding.client_extensions import AppsClientBinding
+from google.adk.mcp_apps.binding.errors import BindingConflictError
+from google.adk.mcp_apps.binding.errors import ConfigurationFrozenError
+from google.adk.mcp_apps.binding.errors import IllegalTransitionError
+from google.adk.mcp_apps.binding.errors import McpAppBindingUnavailable
+from google.adk.mcp_apps.binding.errors import RegistryClosedError
+from google.adk.mcp_apps.binding.errors import StaleGenerationError
+from google.adk.mcp_apps.binding.errors import ToolsetClosedError
+from google.adk.mcp_apps.binding.errors import UnboundToolsetError
+from google.adk.mcp_apps.binding.errors import WideningOverrideError
+from google.adk.mcp_apps.binding.proxy import HostBoundMcpToolset
+from google.adk.mcp_apps.binding.proxy import ProxyState
+from google.adk.mcp_apps.binding.registry import BindingOverrides
+from google.adk.mcp_apps.binding.registry import McpAppBindingRegistry
+from google.adk.mcp_apps.binding.registry import RevocationEvent
+from google.adk.mcp_apps.binding.spec import McpToolsetSpec
+from google.adk.mcp_apps.catalog.app_catalog import AppCallPolicy
+from google.adk.mcp_apps.profile import binding_revision
+from google.adk.mcp_apps.profile import HostCapabilities
+from google.adk.mcp_apps.profile import local_dev_profile
+from google.adk.mcp_apps.profile import Prerequisite
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.adk.runners import InMemoryRunner
+from google.adk.tools.mcp_tool import McpToolset
+from google.adk.tools.mcp_tool import StdioConnectionParams
+from google.adk.tools.mcp_tool import StreamableHTTPConnectionParams
+from google.genai import types as genai_types
+from mcp_apps_conformance_server import names
+import pytest
+
+pytestmark = pytest.mark.integration
+
+TIMEOUT = 30.0
+MODERN_FLAG = "ADK_ENABLE_MCP_MODERN_PROTOCOL"
+S = ProxyState
+APPS_AD = {names.EXTENSION_ID: {"mimeTypes": [names.APP_MIME_TYPE]}}
+STEPS = (
+    "generation_bumped",
+    "hooks_called",
+    "drained",
+    "pools_closed",
+    "proxies_closed",
+)
+
+
+# --- Helpers -----------------------------------------------------------------
+
+
+def _http_spec(url: str, **kwargs: Any) -> McpToolsetSpec:
+  return McpToolsetSpec(
+      connection_params=StreamableHTTPConnectionParams(
+          url=url, timeout=TIMEOUT
+      ),
+      **kwargs,
+  )
+
+
+def _stdio_spec(mcp_apps: Any, **kwargs: Any) -> McpToolsetSpec:
+  return McpToolsetSpec(
+      connection_params=StdioConnectionParams(
+          server_params=mcp_apps.stdio_parameters(), timeout=TIMEOUT
+      ),
+      **kwargs,
+  )
+
+
+def _registry(specs: Any, profile: Any = "dev", **kwargs: Any) -> Any:
+  if profile == "dev":
+    profile = local_dev_profile()
+  kwargs.setdefault("allow_dev_providers", True)
+  return McpAppBindingRegistry(specs, profile, **kwargs)
+
+
+async def _call(proxy: HostBoundMcpToolset, tool: str, **args: Any) -> Any:
+  result = await proxy.call_tool(tool, args)
+  assert isinstance(result.structured_content, dict), result
+  return result.structured_content
+
+
+def _advertised(whoami: dict[str, Any]) -> dict[str, Any]:
+  if whoami["era"] == "legacy":
+    return whoami["handshake"]["capabilities"]
+  return whoami["requestEnvelope"]["clientCapabilities"]
+
+
+def _assert_not_advertising(whoami: dict[str, Any]) -> None:
+  assert whoami["supportsApps"] is False
+  assert "extensions" not in _advertised(whoami)
+
+
+def _find(value: Any, key: str) -> Any:
+  """Finds the dict carrying `key` anywhere in a function response."""
+  if isinstance(value, dict):
+    if key in value:
+      return value
+    for item in value.values():
+      found = _find(item, key)
+      if found is not None:
+        return found
+  elif isinstance(value, list):
+    for item in value:
+      found = _find(item, key)
+      if found is not None:
+        return found
+  elif isinstance(value, str) and key in value:
+    try:
+      return _find(json.loads(value), key)
+    except ValueError:
+      return None
+  return None
+
+
+class ScriptedLlm(BaseLlm):
+  """Calls one tool on the first request, then answers with text."""
+
+  model: str = "scripted"
+  tool: str = names.WHOAMI
+
+  async def generate_content_async(
+      self, llm_request: LlmRequest, stream: bool = False
+  ) -> AsyncGenerator[LlmResponse, None]:
+    del stream
+    answered = any(
+        part.function_response
+        for content in llm_request.contents
+        for part in content.parts or []
+    )
+    part = (
+        genai_types.Part(text="done")
+        if answered
+        else genai_types.Part(
+            function_call=genai_types.FunctionCall(name=self.tool, args={})
+        )
+    )
+    yield LlmResponse(content=genai_types.Content(role="model", parts=[part]))
+
+
+async def _model_call(toolset: Any, tool: str = names.WHOAMI) -> dict[str, Any]:
+  """One real Runner turn whose model calls `tool`; returns its answer."""
+  agent = LlmAgent(name="probe", model=ScriptedLlm(tool=tool), tools=[toolset])
+  runner = InMemoryRunner(agent=agent, app_name="probe")
+  responses = []
+  try:
+    session = await runner.session_service.create_session(
+        app_name="probe", user_id="u"
+    )
+    async for event in runner.run_async(
+        user_id="u",
+        session_id=session.id,
+        new_message=genai_types.Content(
+            role="user", parts=[genai_types.Part(text="go")]
+        ),
+    ):
+      for response in event.get_function_responses():
+        responses.append(response.response)
+  finally:
+    await runner.close()  # Reaches the handle's close(): releases nothing.
+  assert len(responses) == 1, responses
+  found = _find(responses[0], "connectionId")
+  assert found is not None, responses[0]
+  return found
+
+
+class Gate:
+  """An injection point: `wait()` parks its caller until `open()`."""
+
+  def __init__(self) -> None:
+    self.entered = asyncio.Event()
+    self.opened = asyncio.Event()
+
+  async def wait(self, *args: Any) -> dict[str, str]:
+    self.entered.set()
+    await self.opened.wait()
+    return {}
+
+  def open(self) -> None:
+    self.opened.set()
+
+
+CTX = pytypes.SimpleNamespace(invocation_id="inv-1")
+"""A minimal readonly context: makes the header provider run."""
+
+
+# --- P2-REG ------------------------------------------------------------------
+
+
+async def test_p2_reg_01_startup_materializes_the_chain(
+    legacy_http_server: Any,
+) -> None:
+  """P2-REG-01: toolset_id -> spec -> proxy -> profile -> server."""
+  spec = _http_spec(legacy_http_server.url)
+  profile = local_dev_profile()
+  registry = _registry({"conf": spec}, profile)
+  with pytest.raises(McpAppBindingUnavailable):
+    registry.lookup("conf")  # Not started.
+  await registry.start()
+  try:
+    proxy = registry.lookup("conf")
+    assert proxy.spec is spec and proxy.toolset_id == "conf"
+    assert proxy.state is S.PROFILE_BOUND and proxy.construction_count == 1
+    assert registry.readiness is not None
+    assert registry.readiness.profile is profile
+    assert registry.server_id("conf") == spec.server_id
+    assert registry.event_loop.thread is not None
+    assert registry.event_loop.thread.is_alive()
+    who = await _call(proxy, names.WHOAMI)
+    assert _advertised(who)["extensions"] == APPS_AD
+  finally:
+    await registry.aclose()
+  assert not registry.event_loop.thread.is_alive()
+
+
+async def test_p2_reg_02_colliding_registrations_are_rejected(
+    legacy_http_server: Any,
+) -> None:
+  """P2-REG-02."""
+  spec = _http_spec(legacy_http_server.url)
+  with pytest.raises(BindingConflictError):
+    _registry([("conf", spec), ("conf", spec)])
+  registry = _registry({"conf": spec})
+  with pytest.raises(BindingConflictError):
+    registry.register("conf", spec)
+  await registry.start()
+  try:
+    with pytest.raises(BindingConflictError):
+      registry.register("other", spec)  # Configuration is closed.
+  finally:
+    await registry.aclose()
+
+
+async def test_p2_reg_03_unknown_binding_is_typed(
+    legacy_http_server: Any,
+) -> None:
+  """P2-REG-03."""
+  async with _registry({"conf": _http_spec(legacy_http_server.url)}) as reg:
+    with pytest.raises(McpAppBindingUnavailable) as info:
+      reg.lookup("nope")
+    assert info.value.toolset_id == "nope"
+  with pytest.raises(RegistryClosedError):
+    reg.lookup("conf")
+  assert issubclass(RegistryClosedError, McpAppBindingUnavailable)
+
+
+async def test_p2_reg_04_restart_rebuilds_from_configuration(
+    legacy_http_server: Any,
+) -> None:
+  """P2-REG-04: persisted toolset_id/server_id resolve after a restart."""
+
+  def config() -> dict[str, McpToolsetSpec]:
+    return {"conf": _http_spec(legacy_http_server.url)}
+
+  async with _registry(config()) as first:
+    descriptor = ("conf", first.server_id("conf"))
+    old = first.resolve(*descriptor)
+  async with _registry(config()) as second:
+    proxy = second.resolve(*descriptor)
+    assert proxy is not old and proxy.state is S.PROFILE_BOUND
+    assert (await _call(proxy, names.WHOAMI))["supportsApps"] is True
+    with pytest.raises(McpAppBindingUnavailable):
+      second.resolve("conf", "mcp-server:another")
+
+
+async def test_p2_reg_05_direct_toolset_stays_model_only(
+    legacy_http_server: Any,
+) -> None:
+  """P2-REG-05: a constructed McpToolset can never be registered or bound."""
+  url = legacy_http_server.url
+  direct = McpToolset(
+      connection_params=StreamableHTTPConnectionParams(url=url, timeout=TIMEOUT)
+  )
+  with pytest.raises(UnboundToolsetError):
+    _registry({"conf": direct})
+  with pytest.raises(UnboundToolsetError):
+    HostBoundMcpToolset(direct, toolset_id="conf")  # type: ignore[arg-type]
+  async with _registry({"conf": _http_spec(url)}) as registry:
+    assert registry.lookup("conf").state is S.PROFILE_BOUND
+    try:
+      who = await direct._execute_with_session(  # pylint: disable=protected-access
+          lambda s: s.call_tool(names.WHOAMI, {}), "whoami"
+      )
+      _assert_not_advertising(who.structured_content)
+    finally:
+      await direct.close()
+
+
+async def test_p2_reg_06_second_profile_binding_is_rejected(
+    legacy_http_server: Any,
+) -> None:
+  """P2-REG-06 (registry and proxy level)."""
+  async with _registry({"conf": _http_spec(legacy_http_server.url)}) as reg:
+    with pytest.raises(BindingConflictError):
+      reg.bind_profile("conf", local_dev_profile("second"))
+    proxy = reg.lookup("conf")
+    with pytest.raises(BindingConflictError):
+      proxy._bind_apps(AppsClientBinding.for_mcp_apps())  # pylint: disable=protected-access
+    assert proxy.state is S.PROFILE_BOUND and reg.lookup("conf") is proxy
+
+
+async def test_p2_reg_07_overrides_only_narrow(legacy_http_server: Any) -> None:
+  """P2-REG-07: policy, capabilities and visibility narrow, never widen."""
+  spec = _http_spec(legacy_http_server.url)
+  narrow_caps = HostCapabilities(server_resources=False, message=None)
+  registry = _registry(
+      {"a": spec, "b": spec},
+      app_call_policy=AppCallPolicy.only({"x", "y"}),
+      overrides={
+          "a": BindingOverrides(
+              app_call_policy=AppCallPolicy.only({"x"}),
+              host_capabilities=narrow_caps,
+          )
+      },
+  )
+  assert registry.effective("a").app_call_policy == AppCallPolicy.only({"x"})
+  assert registry.effective("a").host_capabilities == narrow_caps
+  # Deny-all and dropping the app audience are narrowings.
+  registry.narrow(
+      "b", BindingOverrides(app_call_policy=AppCallPolicy.deny_all())
+  )
+  registry.narrow("b", BindingOverrides(audiences=frozenset({"model"})))
+  assert registry.effective("b").app_call_policy == AppCallPolicy.deny_all()
+  assert not registry.routes_apps("b")
+  widenings = [
+      ("a", BindingOverrides(app_call_policy=AppCallPolicy())),
+      ("a", BindingOverrides(app_call_policy=AppCallPolicy.only({"x", "y"}))),
+      ("a", BindingOverrides(host_capabilities=HostCapabilities())),
+      ("b", BindingOverrides(audiences=frozenset({"model", "app"}))),
+      ("a", BindingOverrides(audiences=frozenset({"model", "robot"}))),
+  ]
+  for toolset_id, override in widenings:
+    before = registry.effective(toolset_id)
+    with pytest.raises(WideningOverrideError):
+      registry.narrow(toolset_id, override)
+    assert registry.effective(toolset_id) == before
+  with pytest.raises(WideningOverrideError):
+    _registry(
+        {"a": spec},
+        app_call_policy=AppCallPolicy.deny_all(),
+        overrides={"a": BindingOverrides(app_call_policy=AppCallPolicy())},
+    )
+  await registry.start()
+  try:
+    # Routing follows configuration: b is model-only, a is bound.
+    assert registry.lookup("a").state is S.PROFILE_BOUND
+    assert registry.lookup("b").state is S.MODEL_ONLY
+  finally:
+    await registry.aclose()
+
+
+async def test_p2_reg_08_shutdown_closes_exactly_what_it_materialized(
+    mcp_apps: Any,
+) -> None:
+  """P2-REG-08: each registry proxy once; a foreign toolset untouched."""
+  before = mcp_apps.child_pids()
+  foreign = McpToolset(
+      connection_params=StdioConnectionParams(
+          server_params=mcp_apps.stdio_parameters(), timeout=TIMEOUT
+      )
+  )
+  await foreign.get_tools()
+  foreign_pids = mcp_apps.child_pids() - before
+  assert len(foreign_pids) == 1
+  registry = _registry({"a": _stdio_spec(mcp_apps), "b": _stdio_spec(mcp_apps)})
+  await registry.start()
+  for toolset_id in ("a", "b"):
+    await _call(registry.lookup(toolset_id), names.WHOAMI)
+  registry_pids = mcp_apps.child_pids() - before - foreign_pids
+  assert len(registry_pids) == 2
+  proxies = registry.materialized
+  await registry.aclose()
+  await registry.aclose()  # Idempotent.
+  assert [p.close_count for p in proxies] == [1, 1]
+  assert [p.construction_count for p in proxies] == [1, 1]
+  assert all(p.state is S.CLOSED for p in proxies)
+  assert mcp_apps.child_pids() - before == foreign_pids
+  try:
+    assert await foreign.get_tools()  # Still connected and working.
+    assert mcp_apps.child_pids() - before == foreign_pids
+  finally:
+    await foreign.close()
+  assert mcp_apps.child_pids() == before
+
+
+async def test_p2_reg_09_no_path_mutates_a_toolset_after_its_client_exists(
+    legacy_http_server: Any,
+) -> None:
+  """P2-REG-09: filter, prefix, headers, callbacks: every attempt raises."""
+  async with _registry({"conf": _http_spec(legacy_http_server.url)}) as reg:
+    proxy = reg.lookup("conf")
+    runtime = proxy.runtime
+    assert runtime is not None
+    manager = runtime._mcp_session_manager  # pylint: disable=protected-access
+    attempts = [
+        (proxy, "tool_filter", ["x"]),
+        (proxy, "tool_name_prefix", "p"),
+        (proxy, "_spec", None),
+        (runtime, "tool_filter", ["x"]),
+        (runtime, "tool_name_prefix", "p"),
+        (runtime, "_header_provider", lambda ctx: {"a": "b"}),
+        (runtime, "_progress_callback", print),
+        (runtime, "_sampling_callback", print),
+        (runtime, "_elicitation_callback", print),
+        (runtime, "_connection_params", None),
+        (runtime, "_mcp_session_manager", None),
+        (manager, "_sampling_callback", print),
+        (manager, "_elicitation_callback", print),
+        (manager, "_apps_client_binding", None),
+        (manager, "_connection_params", None),
+    ]
+    for target, attribute, value in attempts:
+      with pytest.raises(ConfigurationFrozenError):
+        setattr(target, attribute, value)
+      with pytest.raises(ConfigurationFrozenError):
+        delattr(target, attribute)
+    who = await _call(proxy, names.WHOAMI)
+    assert _advertised(who) == {"extensions": APPS_AD}
+
+
+async def test_p2_reg_10_apps_routing_comes_from_configuration_only(
+    legacy_http_server: Any,
+) -> None:
+  """P2-REG-10: no session is read; none needs to exist."""
+  assert list(
+      inspect.signature(McpAppBindingRegistry.routes_apps).parameters
+  ) == [
+      "self",
+      "toolset_id",
+  ]
+  spec = _http_spec(legacy_http_server.url)
+  registry = _registry({"a": spec, "b": spec}, apps_toolsets={"a"})
+  # Decided before start, before any Runner or session exists.
+  assert registry.routes_apps("a") and not registry.routes_apps("b")
+  assert not _registry({"a": spec}, profile=None).routes_apps("a")
+  async with registry:
+    assert registry.lookup("a").state is S.PROFILE_BOUND
+    assert registry.lookup("b").state is S.MODEL_ONLY
+    who = await _model_call(registry.toolset("a"))  # A brand-new session.
+    assert who["supportsApps"] is True
+
+
+async def test_p2_reg_11_agent_facing_close_releases_nothing(
+    legacy_http_server: Any,
+) -> None:
+  """P2-REG-11: proxy.close() and Runner.close() leave the generation alone."""
+  async with _registry({"conf": _http_spec(legacy_http_server.url)}) as reg:
+    proxy = reg.lookup("conf")
+    before = await _call(proxy, names.WHOAMI)
+    await proxy.close()
+    await reg.toolset("conf").close()
+    await _model_call(reg.toolset("conf"))  # Ends with runner.close().
+    assert proxy.state is S.PROFILE_BOUND and proxy.close_count == 0
+    assert reg.lookup("conf") is proxy
+    assert reg.binding_generation == 1
+    after = await _call(proxy, names.WHOAMI)
+    assert after["connectionId"] == before["connectionId"]  # Not closed.
+  assert proxy.close_count == 1
+
+
+# --- P2-RDY-01 .. 11 ---------------------------------------------------------
+
+
+@pytest.fixture
+def era(request: pytest.FixtureRequest, monkeypatch: Any) -> str:
+  value: str = getattr(request, "param", "legacy")
+  if value == "modern":
+    monkeypatch.setenv(MODERN_FLAG, "1")
+  else:
+    monkeypatch.delenv(MODERN_FLAG, raising=False)
+  return value
+
+
+def _era_url(era: str, legacy: Any, modern: Any) -> str:
+  return str(modern.url if era == "modern" else legacy.url)
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"], indirect=True)
+async def test_p2_rdy_01_all_providers_bind_and_advertise(
+    era: str, legacy_http_server: Any, modern_http_server: Any
+) -> None:
+  """P2-RDY-01 (both eras)."""
+  url = _era_url(era, legacy_http_server, modern_http_server)
+  async with _registry({"conf": _http_spec(url)}) as registry:
+    assert registry.lookup("conf").state is S.PROFILE_BOUND
+    who = await _model_call(registry.toolset("conf"))
+  assert who["era"] == era
+  assert _advertised(who)["extensions"] == APPS_AD
+
+
+PREREQUISITE_CASES = {
+    Prerequisite.RENDERER: "P2-RDY-02",
+    Prerequisite.PRINCIPAL_RESOLVER: "P2-RDY-03",
+    Prerequisite.SESSION_AUTHORIZER: "P2-RDY-04",
+    Prerequisite.SEALED_RESULT_STORE: "P2-RDY-05",
+    Prerequisite.SESSION_LIFECYCLE_STORE: "P2-RDY-06",
+    Prerequisite.EXPORT_AUDIT_STORE: "P2-RDY-07",
+    Prerequisite.KEY_PROVIDER: "P2-RDY-08",
+    Prerequisite.REPLAY_CLASSIFICATION: "P2-RDY-09",
+}
+
+
+@pytest.mark.parametrize(
+    ("era", "missing"),
+    [("legacy", p) for p in Prerequisite] + [("modern", Prerequisite.RENDERER)],
+    ids=[f"{PREREQUISITE_CASES[p]}-legacy" for p in Prerequisite]
+    + ["P2-RDY-02-modern"],
+    indirect=["era"],
+)
+async def test_p2_rdy_02_09_missing_prerequisite_is_model_only(
+    era: str,
+    missing: Prerequisite,
+    legacy_http_server: Any,
+    modern_http_server: Any,
+) -> None:
+  """P2-RDY-02 .. P2-RDY-09: MODEL_ONLY and nothing advertised on the wire."""
+  url = _era_url(era, legacy_http_server, modern_http_server)
+  profile = local_dev_profile(**{missing.value: None})
+  async with _registry({"conf": _http_spec(url)}, profile) as registry:
+    proxy = registry.lookup("conf")
+    assert proxy.state is S.MODEL_ONLY and not proxy.profile_bound
+    assert registry.readiness is None
+    who = await _model_call(registry.toolset("conf"))
+  assert who["era"] == era
+  _assert_not_advertising(who)
+
+
+async def test_p2_rdy_10_model_only_traffic_works(
+    legacy_http_server: Any,
+) -> None:
+  """P2-RDY-10: a MODEL_ONLY toolset serves model calls as upstream does."""
+  profile = local_dev_profile(renderer=None)
+  spec = _http_spec(legacy_http_server.url)
+  async with _registry({"conf": spec}, profile) as registry:
+    tools = {t.name for t in await registry.toolset("conf").get_tools()}
+    who = await _model_call(registry.toolset("conf"))
+  plain = spec.build()
+  try:
+    assert tools == {t.name for t in await plain.get_tools()}
+  finally:
+    await plain.close()
+  _assert_not_advertising(who)
+
+
+async def test_p2_rdy_11_loopback_configuration_binds_only_when_enabled(
+    legacy_http_server: Any,
+) -> None:
+  """P2-RDY-11: the dev profile binds only with allow_dev_providers=True."""
+  spec = _http_spec(legacy_http_server.url)
+  async with _registry(
+      {"conf": spec}, local_dev_profile(), allow_dev_providers=False
+  ) as production:
+    assert production.lookup("conf").state is S.MODEL_ONLY
+    _assert_not_advertising(
+        await _call(production.lookup("conf"), names.WHOAMI)
+    )
+  async with _registry({"conf": spec}, local_dev_profile()) as dev:
+    assert dev.lookup("conf").state is S.PROFILE_BOUND
+    assert (await _call(dev.lookup("conf"), names.WHOAMI))["supportsApps"]
+
+
+# --- P2-RDY-12 .. 25: withdrawal ---------------------------------------------
+
+
+class Recorder:
+  """A revocation hook recording what it saw (Views/leases/permits stand-in)."""
+
+  def __init__(self, registry: McpAppBindingRegistry) -> None:
+    self.registry = registry
+    self.events: list[RevocationEvent] = []
+    self.seen: list[dict[str, Any]] = []
+    self.old: dict[str, HostBoundMcpToolset] = {}
+
+  def track(self) -> None:
+    self.old = {t: self.registry.lookup(t) for t in self.registry.toolset_ids}
+
+  async def __call__(self, event: RevocationEvent) -> None:
+    self.events.append(event)
+    for toolset_id in event.toolset_ids:
+      old = self.old[toolset_id]
+      self.seen.append({
+          "generation": self.registry.binding_generation,
+          "old_state": old.state,
+          "old_close_count": old.close_count,
+          "lookup_is_new": self.registry.lookup(toolset_id) is not old,
+      })
+
+
+async def test_p2_rdy_12_15_18_withdrawal_steps_in_order(
+    legacy_http_server: Any,
+) -> None:
+  """P2-RDY-12..15 (registry-level: the step-1 hook) and P2-RDY-18 (order)."""
+  async with _registry({"conf": _http_spec(legacy_http_server.url)}) as reg:
+    recorder = Recorder(reg)
+    recorder.track()
+    reg.add_revocation_hook(recorder)
+    old = reg.lookup("conf")
+    listed = await old.get_tools()
+    report = await reg.revoke()
+    assert report.steps == STEPS
+    (event,) = recorder.events
+    assert event.old_generations == {"conf": 1}
+    assert event.new_generation == 2 and event.reason == "withdrawal"
+    # At step 1 the generation was bumped, the old proxy REVOKING, its pool
+    # not yet closed, and lookup already answered with the successor.
+    assert recorder.seen == [{
+        "generation": 2,
+        "old_state": S.REVOKING,
+        "old_close_count": 0,
+        "lookup_is_new": True,
+    }]
+    assert old.state is S.CLOSED and old.close_count == 1
+    assert old.history[-2:] == (S.REVOKING, S.CLOSED)
+    # Every old-generation operation (View, lease, permit, declaration)
+    # now fails with the typed generation error.
+    with pytest.raises(StaleGenerationError):
+      await old.call_tool(names.WHOAMI)
+    with pytest.raises(StaleGenerationError):
+      await listed[0].run_async(args={}, tool_context=None)
+
+
+async def test_p2_rdy_16_in_flight_work_drains_before_pools_close(
+    legacy_http_server: Any,
+) -> None:
+  """P2-RDY-16: admitted work finishes before step 3; the bound cancels."""
+  async with _registry({"conf": _http_spec(legacy_http_server.url)}) as reg:
+    old = reg.lookup("conf")
+    observed: list[int] = []
+
+    async def in_flight() -> Any:
+      result = await old.call_tool(
+          names.SLOW_OPERATION, {"ms": 300, "tag": "drain"}
+      )
+      observed.append(old.close_count)  # Pools not yet closed.
+      return result
+
+    call = asyncio.create_task(in_flight())
+    while old.inflight == 0:
+      await asyncio.sleep(0)
+    report = await reg.revoke()
+    result = await call
+    assert not result.is_error and observed == [0]
+    assert report.drains["conf"].admitted == 1
+    assert report.drains["conf"].cancelled == 0
+
+  async with _registry(
+      {"conf": _http_spec(legacy_http_server.url)}, drain_timeout=0.2
+  ) as reg:
+    old = reg.lookup("conf")
+    call = asyncio.create_task(
+        old.call_tool(names.SLOW_OPERATION, {"ms": 20000, "tag": "cancel"})
+    )
+    while old.inflight == 0:
+      await asyncio.sleep(0)
+    report = await reg.revoke()
+    assert report.drains["conf"].cancelled == 1
+    with pytest.raises(asyncio.CancelledError):
+      await call
+    assert report.steps == STEPS and old.close_count == 1
+
+
+async def _assert_old_connection_terminated(
+    new: HostBoundMcpToolset, nonce: str
+) -> None:
+  verdict = await _call(new, names.APP_FOLLOWUP, nonce=nonce)
+  assert verdict["verdict"] == "connection-closed", verdict
+
+
+async def test_p2_rdy_17_23_revocation_terminates_advertising_connections(
+    legacy_http_server: Any,
+) -> None:
+  """P2-RDY-17 and P2-RDY-23: closed server-side; later ones don't advertise.
+
+  Advertising resumes only through a rebind (P2-REB).
+  """
+  async with _registry({"conf": _http_spec(legacy_http_server.url)}) as reg:
+    handle = reg.toolset("conf")
+    before = await _model_call(handle)
+    assert before["supportsApps"] is True
+    old = reg.lookup("conf")
+    nonce = (await _call(old, names.OPEN_VIEW))["nonce"]
+    await reg.revoke()
+    new = reg.lookup("conf")
+    assert new.state is S.MODEL_ONLY
+    after = await _model_call(handle)
+    _assert_not_advertising(after)
+    assert after["connectionId"] != before["connectionId"]
+    await _assert_old_connection_terminated(new, nonce)
+    # Reconnects while unready never advertise; a recheck does not rebind.
+    await reg.recheck()
+    _assert_not_advertising(await _model_call(handle))
+    report = await reg.rebind(local_dev_profile("restored"))
+    assert report.readiness is not None and report.readiness.bindable
+    assert (await _model_call(handle))["supportsApps"] is True
+
+
+async def test_p2_rdy_17_stdio_server_process_is_terminated(
+    mcp_apps: Any,
+) -> None:
+  """P2-RDY-17 (stdio): the advertising server process is gone."""
+  before = mcp_apps.child_pids()
+  async with _registry({"conf": _stdio_spec(mcp_apps)}) as reg:
+    assert (await _call(reg.lookup("conf"), names.WHOAMI))["supportsApps"]
+    bound_pids = mcp_apps.child_pids() - before
+    assert len(bound_pids) == 1
+    await reg.revoke()
+    assert not mcp_apps.child_pids() & bound_pids
+    _assert_not_advertising(await _call(reg.lookup("conf"), names.WHOAMI))
+  assert mcp_apps.child_pids() == before
+
+
+async def test_p2_rdy_19_renderer_detached_closes_idle_reused_connection(
+    legacy_http_server: Any,
+) -> None:
+  """P2-RDY-19: recheck after detach; the next model call does not advertise."""
+  profile = local_dev_profile()
+  async with _registry(
+      {"conf": _http_spec(legacy_http_server.url)}, profile
+  ) as reg:
+    handle = reg.toolset("conf")
+    first = await _model_call(handle)
+    reused = await _model_call(handle)
+    assert first["connectionId"] == reused["connectionId"]  # Idle, reused.
+    nonce = (await _call(reg.lookup("conf"), names.OPEN_VIEW))["nonce"]
+    profile.renderer.detach()  # type: ignore[union-attr]
+    report = await reg.recheck()
+    assert report.swapped == ("conf",) and report.steps == STEPS
+    nxt = await _model_call(handle)
+    _assert_not_advertising(nxt)
+    await _assert_old_connection_terminated(reg.lookup("conf"), nonce)
+
+
+async def test_p2_rdy_24_provider_replacement_fails_old_leases_typed(
+    legacy_http_server: Any,
+) -> None:
+  """P2-RDY-24: old-generation work fails typed; descriptors stay valid."""
+  profile = local_dev_profile()
+  async with _registry(
+      {"conf": _http_spec(legacy_http_server.url)}, profile
+  ) as reg:
+    old = reg.lookup("conf")
+    lease = await old.get_tools()  # An old-generation holding.
+    descriptor = ("conf", reg.server_id("conf"))
+    revision = binding_revision(profile)
+    replacement = local_dev_profile(
+        key_provider=profile.key_provider,
+        sealed_result_store=profile.sealed_result_store,
+        session_lifecycle_store=profile.session_lifecycle_store,
+        export_audit_store=profile.export_audit_store,
+        replay_classification=profile.replay_classification,
+    )
+    await reg.rebind(replacement)
+    with pytest.raises(StaleGenerationError) as info:
+      await lease[0].run_async(args={}, tool_context=None)
+    assert info.value.binding_generation == 1
+    assert info.value.current_generation == 2
+    assert reg.resolve(*descriptor) is reg.lookup("conf")
+    assert binding_revision(replacement) == revision
+
+
+async def test_p2_rdy_25_revoking_is_one_way(legacy_http_server: Any) -> None:
+  """P2-RDY-25."""
+  async with _registry({"conf": _http_spec(legacy_http_server.url)}) as reg:
+    old = reg.lookup("conf")
+    gate = Gate()
+
+    async def hook(event: RevocationEvent) -> None:
+      del event
+      await gate.wait()
+
+    reg.add_revocation_hook(hook)
+    revoking = asyncio.create_task(reg.revoke())
+    await gate.entered.wait()
+    assert old.state is S.REVOKING
+    for target in (S.PROFILE_BOUND, S.MODEL_ONLY, S.MATERIALIZING):
+      with pytest.raises(IllegalTransitionError):
+        old._transition(target)  # pylint: disable=protected-access
+    with pytest.raises(ToolsetClosedError):
+      old._bind_apps(AppsClientBinding.for_mcp_apps())  # pylint: disable=protected-access
+    with pytest.raises(StaleGenerationError):
+      await old.materialize()
+    gate.open()
+    await revoking
+    assert old.state is S.CLOSED
+    assert S.PROFILE_BOUND not in old.history[old.history.index(S.REVOKING) :]
+
+
+# --- P2-REB ------------------------------------------------------------------
+
+
+async def test_p2_reb_01_08_11_rebind_installs_a_new_proxy_atomically(
+    legacy_http_server: Any,
+) -> None:
+  """P2-REB-01, P2-REB-08 (lookup old before, new after), P2-REB-11."""
+  async with _registry({"conf": _http_spec(legacy_http_server.url)}) as reg:
+    recorder = Recorder(reg)
+    recorder.track()
+    reg.add_revocation_hook(recorder)
+    old = reg.lookup("conf")
+    assert reg.lookup("conf") is old  # Before the swap.
+    report = await reg.rebind(local_dev_profile("replacement"))
+    new = reg.lookup("conf")
+    assert new is not old and report.generation == 2
+    assert new.binding_generation == 2 and old.binding_generation == 1
+    assert recorder.seen[0]["lookup_is_new"] is True  # At the swap point.
+    assert old.state is S.CLOSED and new.state is S.PROFILE_BOUND
+    assert (await _call(new, names.WHOAMI))["supportsApps"] is True
+    by_generation: dict[int, list[int]] = {}
+    for proxy in reg.materialized:
+      by_generation.setdefault(proxy.binding_generation, []).append(
+          proxy.construction_count
+      )
+    assert by_generation == {1: [1], 2: [1]}
+
+
+async def test_p2_reb_02_failed_rebind_leaves_model_only_serving(
+    legacy_http_server: Any,
+) -> None:
+  """P2-REB-02: no advertisement, no resurrection of the old proxy."""
+  async with _registry({"conf": _http_spec(legacy_http_server.url)}) as reg:
+    old = reg.lookup("conf")
+    report = await reg.rebind(local_dev_profile("broken", renderer=None))
+    assert report.readiness is not None and not report.readiness.bindable
+    new = reg.lookup("conf")
+    assert new is not old and new.state is S.MODEL_ONLY
+    assert old.state is S.CLOSED
+    _assert_not_advertising(await _model_call(reg.toolset("conf")))
+    # Failing again changes nothing: model-only proxies keep serving.
+    again = await reg.rebind(local_dev_profile("broken", renderer=None))
+    assert again.swapped == () and reg.lookup("conf") is new
+    assert old.state is S.CLOSED
+
+
+async def test_p2_reb_03_rebind_racing_get_tools_lists_one_generation(
+    legacy_http_server: Any,
+) -> None:
+  """P2-REB-03: the listing is entirely the old proxy's; one construction each."""
+  gate = Gate()
+  spec = _http_spec(legacy_http_server.url, header_provider=gate.wait)
+  async with _registry({"conf": spec}) as reg:
+    old = reg.lookup("conf")
+    listing = asyncio.create_task(reg.toolset("conf").get_tools(CTX))  # type: ignore[arg-type]
+    await gate.entered.wait()  # Admitted by the old proxy, parked.
+    rebind = asyncio.create_task(reg.rebind(local_dev_profile("next")))
+    while reg.lookup("conf") is old:
+      await asyncio.sleep(0)
+    new = reg.lookup("conf")
+    assert not rebind.done()  # Draining the admitted listing.
+    gate.open()
+    tools = await listing
+    await rebind
+    gates = {id(t.__dict__["_adk_apps_gate"]) for t in tools}
+    assert gates == {id(old._gate)}  # pylint: disable=protected-access
+    assert old.construction_count == new.construction_count == 1
+    fresh = await reg.toolset("conf").get_tools(CTX)  # type: ignore[arg-type]
+    assert {id(t.__dict__["_adk_apps_gate"]) for t in fresh} == {
+        id(new._gate)  # pylint: disable=protected-access
+    }
+
+
+async def test_p2_reb_04_06_07_rebind_racing_calls(
+    legacy_http_server: Any,
+) -> None:
+  """P2-REB-04, -06, -07: old calls finish on the old generation.
+
+  New work is served by the new proxy while the old one drains, no model
+  call fails during the swap, and the draining client opens nothing new.
+  """
+  profile = local_dev_profile(renderer=None)  # Model-only traffic first.
+  async with _registry(
+      {"conf": _http_spec(legacy_http_server.url)}, profile
+  ) as reg:
+    handle = reg.toolset("conf")
+    old = reg.lookup("conf")
+    old_who = await _model_call(handle)
+    call = asyncio.create_task(
+        old.call_tool(names.SLOW_OPERATION, {"ms": 500, "tag": "reb"})
+    )
+    while old.inflight == 0:
+      await asyncio.sleep(0)
+    rebind = asyncio.create_task(reg.rebind(local_dev_profile("ready")))
+    while reg.lookup("conf") is old:
+      await asyncio.sleep(0)
+    # The old proxy is draining; new model work goes to the new proxy.
+    assert old.state is S.REVOKING and old.inflight == 1
+    during = await _model_call(handle)
+    assert during["supportsApps"] is True
+    assert during["connectionId"] != old_who["connectionId"]
+    assert old.runtime is not None
+    with pytest.raises(StaleGenerationError):
+      await old.runtime._mcp_session_manager.create_session()  # pylint: disable=protected-access
+    result = await call  # Completed on the old generation.
+    assert not result.is_error
+    report = await rebind
+    assert report.drains["conf"].cancelled == 0
+    assert old.state is S.CLOSED and old.close_count == 1
+    assert reg.lookup("conf").inflight == 0
+
+
+async def test_p2_reb_05_rebind_racing_close(legacy_http_server: Any) -> None:
+  """P2-REB-05: the losing operation is typed; each proxy closes once."""
+  reg = _registry({"conf": _http_spec(legacy_http_server.url)})
+  await reg.start()
+  gate = Gate()
+
+  async def hook(event: RevocationEvent) -> None:
+    del event
+    await gate.wait()
+
+  reg.add_revocation_hook(hook)
+  rebind = asyncio.create_task(reg.rebind(local_dev_profile("next")))
+  await gate.entered.wait()
+  closing = asyncio.create_task(reg.aclose())
+  for _ in range(20):
+    await asyncio.sleep(0)
+  assert not closing.done()  # Serialized behind the rebind.
+  gate.open()
+  await rebind
+  await closing
+  with pytest.raises(RegistryClosedError):
+    await reg.rebind(local_dev_profile("late"))  # The loser, typed.
+  proxies = reg.materialized
+  assert len(proxies) == 2
+  assert [p.close_count for p in proxies] == [1, 1]
+  assert [p.construction_count for p in proxies] == [1, 1]
+  for proxy in proxies:
+    with pytest.raises(ToolsetClosedError):
+      await proxy.get_tools()
+
+
+async def test_p2_reb_09_10_old_view_and_declaration_cannot_reach_new_proxy(
+    legacy_http_server: Any,
+) -> None:
+  """P2-REB-09 / -10 (registry level: old proxy = View's, old tools)."""
+  async with _registry({"conf": _http_spec(legacy_http_server.url)}) as reg:
+    old = reg.lookup("conf")
+    declarations = await reg.toolset("conf").get_tools()
+    await reg.rebind(local_dev_profile("next"))
+    new = reg.lookup("conf")
+    with pytest.raises(StaleGenerationError):
+      await old.call_tool(names.WHOAMI)  # What an old View would use.
+    with pytest.raises(StaleGenerationError):
+      await old.read_resource_by_uri(names.VIEW_URI)
+    for tool in declarations:
+      with pytest.raises(StaleGenerationError):
+        await tool.run_async(args={}, tool_context=None)
+    assert new.inflight == 0 and new.construction_count == 1
