@@ -13,7 +13,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: venv sync patches check-patches check-series wheel demo test \
 	unit conformance bench amend-start amend-finish amend-abort npm-servers \
-	postgres
+	chromium
 
 $(STAMP): requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -52,14 +52,19 @@ npm-servers:
 	  $(PY) -c 'import sys; sys.path.insert(0, "$(NPM_DIR)"); import servers; servers.ensure_installed()'; \
 	fi
 
+# Debian's Chromium, for the View tests (no test tool downloads a browser).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+
 # The whole suite on the whole stack, with the series tool's own tests.
-unit: venv sync npm-servers
+unit: venv sync npm-servers chromium
 	$(PY) -m pytest -p no:cacheprovider -q tests tools/tests
 
 conformance: venv
 	$(PY) tools/conformance_check.py
 
-test: venv sync npm-servers check-series wheel
+test: venv sync npm-servers chromium check-series wheel
 	$(PY) tools/conformance_check.py
 	$(PY) -m pytest -p no:cacheprovider -q tests tools/tests
 

@@ -213,13 +213,21 @@ def _register_debug_list(manager: RoutedManager, headers: Headers) -> None:
 
 
 async def create_session(
-    manager: RoutedManager, headers: Headers = None
+    manager: RoutedManager,
+    headers: Headers = None,
+    *,
+    admission: Callable[[], contextlib.AbstractContextManager[Any]]
+    | None = None,
 ) -> RoutedSession:
   """`MCPSessionManager.create_session`, pooled on the registry loop.
 
   Args:
     manager: The registry-bound manager.
     headers: As for `create_session`.
+    admission: Entered on the registry loop, in the task that runs the pool
+      access, around it. A registry proxy passes its admission gate's
+      ticket here: the gate knows admitted work by its caller task, and the
+      pool access runs in another one (see `proxy.AdmissionTicket`).
 
   Returns:
     The facade of the pooled session; the same object for as long as the
@@ -238,7 +246,11 @@ async def create_session(
   async def on_loop() -> RoutedSession:
     router.apply_pending(manager)
     router.ensure_shutdown_hook(manager)
-    session = await manager.create_session(headers)
+    if admission is None:
+      session = await manager.create_session(headers)
+    else:
+      with admission():
+        session = await manager.create_session(headers)
     facade = router.facades.get(session)
     if facade is None:
       # pylint: disable-next=protected-access

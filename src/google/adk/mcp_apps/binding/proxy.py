@@ -60,6 +60,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from collections.abc import Awaitable
 from collections.abc import Callable
+from collections.abc import Iterator
 import concurrent.futures
 import contextlib
 import dataclasses
@@ -79,6 +80,7 @@ from ...tools.base_tool import BaseTool
 from ...tools.base_toolset import BaseToolset
 from ...tools.mcp_tool.mcp_session_manager import MCPSessionManager
 from ...tools.mcp_tool.mcp_toolset import McpToolset
+from . import loop_routing
 from .errors import BindingConflictError
 from .errors import ConfigurationFrozenError
 from .errors import IllegalTransitionError
@@ -143,6 +145,31 @@ class DrainResult:
   cancelled: int
 
 
+def _current_task() -> Optional[asyncio.Task[Any]]:
+  try:
+    return asyncio.current_task()
+  except RuntimeError:  # No running loop.
+    return None
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class AdmissionTicket:
+  """A caller task's admission, carried to the task that does its I/O.
+
+  The gate identifies admitted work by its asyncio task, but a routed
+  session manager opens connections in another task, on the registry loop
+  (`loop_routing`). The caller checks admission in its own task and hands
+  this ticket over; `_Gate.adopt` re-validates it on the other side.
+
+  Attributes:
+    gate: The gate that issued it.
+    task: The caller's task (None outside a task).
+  """
+
+  gate: _Gate
+  task: Optional[asyncio.Task[Any]]
+
+
 class _Gate:
   """Admission and in-flight tracking for one proxy generation.
 
@@ -155,24 +182,83 @@ class _Gate:
     self._lock = threading.Lock()
     self._refusal: Optional[ErrorFactory] = None
     self._inflight: dict[asyncio.Task[Any], tuple[int, Any]] = {}
+    # Registry-side tasks acting for an admitted caller (`adopt`): `check`
+    # lets them through, but the drain neither waits for nor cancels them;
+    # cancelling their caller cancels them.
+    self._adopted: dict[asyncio.Task[Any], int] = {}
     self._idle = threading.Event()
     self._idle.set()
 
   def check(self) -> None:
     """Raises the refusal error once the gate is shut.
 
-    Work admitted before the gate shut (the calling task is in flight) is
-    let through: draining means letting it finish.
+    Work admitted before the gate shut (the calling task is in flight, or
+    acts for one through `adopt`) is let through: draining means letting it
+    finish.
     """
-    try:
-      task = asyncio.current_task()
-    except RuntimeError:
-      task = None
+    task = _current_task()
     with self._lock:
       refusal = self._refusal
-      admitted = task is not None and task in self._inflight
+      admitted = task is not None and (
+          task in self._inflight or task in self._adopted
+      )
     if refusal is not None and not admitted:
       raise refusal()
+
+  def ticket(self) -> AdmissionTicket:
+    """Caller side: `check()`, then a ticket to carry to another task.
+
+    Returns:
+      The calling task's admission, for `adopt` on the registry loop.
+
+    Raises:
+      Exception: The refusal, if the gate is shut and the calling task was
+        not admitted before it shut.
+    """
+    self.check()
+    return AdmissionTicket(self, _current_task())
+
+  @contextlib.contextmanager
+  def adopt(self, ticket: AdmissionTicket) -> Iterator[None]:
+    """Registry side: admits the current task on behalf of `ticket`.
+
+    The admission is re-decided here, under the gate's lock, so a handover
+    that races the gate shutting cannot open a connection for work the
+    drain never saw: it passes while the gate is open, or while the
+    ticket's task is still admitted (and so still drained for).
+
+    Args:
+      ticket: A ticket this gate issued.
+
+    Yields:
+      Nothing; `check()` in the current task passes until exit.
+
+    Raises:
+      Exception: The refusal, if the gate has shut and the ticket's task is
+        no longer admitted.
+    """
+    if ticket.gate is not self:
+      raise ValueError('The admission ticket belongs to another gate')
+    task = _current_task()
+    with self._lock:
+      refusal = self._refusal
+      if refusal is not None and ticket.task not in self._inflight:
+        admitted = False
+      else:
+        admitted = True
+        if task is not None:
+          self._adopted[task] = self._adopted.get(task, 0) + 1
+    if not admitted:
+      assert refusal is not None
+      raise refusal()
+    try:
+      yield
+    finally:
+      if task is not None:
+        with self._lock:
+          depth = self._adopted.pop(task) - 1
+          if depth:
+            self._adopted[task] = depth
 
   @property
   def inflight(self) -> int:
@@ -277,11 +363,20 @@ class _SealedSessionManager(MCPSessionManager):
       raise ConfigurationFrozenError(type(self).__name__, name)
     super().__delattr__(name)
 
-  async def create_session(self, *args: Any, **kwargs: Any) -> Any:
+  async def create_session(self, headers: Optional[dict[str, str]] = None) -> Any:
     # A revoked generation never opens (or reopens) a connection, whoever
     # holds a reference to this manager.
-    self._adk_apps_gate.check()
-    return await super().create_session(*args, **kwargs)
+    gate = self._adk_apps_gate
+    if loop_routing.is_routed(self._apps_client_binding):
+      # Admission is decided in the calling task (the one the drain tracks)
+      # and re-validated, through the ticket, in the registry-loop task that
+      # runs the pool access (which lands back here, unrouted).
+      ticket = gate.ticket()
+      return await loop_routing.create_session(
+          self, headers, admission=functools.partial(gate.adopt, ticket)
+      )
+    gate.check()
+    return await super().create_session(headers)
 
 
 class _SealedMcpToolset(McpToolset):
@@ -640,6 +735,26 @@ class HostBoundMcpToolset(BaseToolset):
       self.__dict__['_closes'] = self._closes + 1
     if runtime is not None:
       await runtime.close()
+
+  async def _close_connections(self) -> bool:
+    """Registry-only: closes the serving runtime's pooled connections.
+
+    A lease epoch's last release (or registry shutdown) calls it. The proxy
+    keeps serving; its next use reconnects. Once the proxy is revoking or
+    closed it does nothing: withdrawal closes the runtime exactly once,
+    after the drain (`_close_runtime`). A routed runtime's sessions are
+    closed on the registry loop (`loop_routing.close`).
+
+    Returns:
+      True if it closed the pool.
+    """
+    with self._mutex:
+      state: ProxyState = self._state
+      runtime: Optional[McpToolset] = self._runtime
+    if state not in _SERVING or runtime is None:
+      return False
+    await runtime.close()
+    return True
 
   def _finish_close(self) -> None:
     """Registry-only: `REVOKING -> CLOSED`; releases waiting closers."""

@@ -64,9 +64,11 @@ import asyncio
 from collections.abc import Awaitable
 from collections.abc import Callable
 from collections.abc import Collection
+from collections.abc import Hashable
 from collections.abc import Iterable
 from collections.abc import Mapping
 import dataclasses
+import functools
 import inspect
 import logging
 import threading
@@ -93,6 +95,14 @@ from .errors import RegistryClosedError
 from .errors import StaleGenerationError
 from .errors import UnboundToolsetError
 from .errors import WideningOverrideError
+from .leases import DEFAULT_RETRY_POLICY
+from .leases import GenerationClosedError
+from .leases import GenerationState
+from .leases import LeaseError
+from .leases import LeaseRetryPolicy
+from .leases import LeaseToken
+from .leases import RunnerLeaseLedger
+from . import leases as _leases
 from .proxy import DEFAULT_DRAIN_TIMEOUT
 from .proxy import DrainResult
 from .proxy import HostBoundMcpToolset
@@ -246,6 +256,25 @@ class SwapReport:
   hook_failures: int
 
 
+@dataclasses.dataclass(frozen=True)
+class LeaseGenerationKey:
+  """The ledger key of one lease epoch of one binding generation.
+
+  A binding generation is leased in epochs: the last release of an epoch
+  closes the generation's pooled connections, and the next `bind_runner`
+  opens a new epoch (the next use reconnects).
+
+  Attributes:
+    toolset_id: The toolset id.
+    binding_generation: The binding generation the tokens are bound to.
+    epoch: The lease epoch within that generation, from 1.
+  """
+
+  toolset_id: str
+  binding_generation: int
+  epoch: int
+
+
 @dataclasses.dataclass(eq=False)
 class _Entry:
   toolset_id: str
@@ -253,6 +282,7 @@ class _Entry:
   apps_routed: bool
   effective: EffectiveBinding
   current: Optional[HostBoundMcpToolset] = None
+  lease_key: Optional[LeaseGenerationKey] = None
 
 
 class McpAppBindingRegistry:
@@ -282,6 +312,11 @@ class McpAppBindingRegistry:
       overrides: Optional[Mapping[str, BindingOverrides]] = None,
       apps_toolsets: Optional[Collection[str]] = None,
       drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
+      lease_retry_policy: LeaseRetryPolicy = DEFAULT_RETRY_POLICY,
+      on_lease_close_pending: Optional[Callable[[Hashable], None]] = None,
+      _lease_close_hook: Optional[
+          Callable[[LeaseGenerationKey], Awaitable[None]]
+      ] = None,
   ):
     """Builds the registry from configuration; nothing is constructed yet.
 
@@ -294,6 +329,14 @@ class McpAppBindingRegistry:
       overrides: Per-toolset narrowing overrides.
       apps_toolsets: The ids routed to the Apps host (default: all).
       drain_timeout: Seconds a withdrawal waits for admitted work.
+      lease_retry_policy: Attempts and per-attempt timeout of every
+        lease-driven close (see `bind_runner`).
+      on_lease_close_pending: Told (synchronously, with the
+        `LeaseGenerationKey`) each time a lease-driven close is left
+        pending; `retry_lease_closes()` finishes it, and so does shutdown.
+      _lease_close_hook: Test seam awaited at the start of every
+        lease-driven close attempt, inside the attempt's timeout, to inject
+        slow or failing closes.
 
     Raises:
       BindingConflictError: A toolset id is registered twice.
@@ -318,6 +361,11 @@ class McpAppBindingRegistry:
     self._closed = False
     self._loop = RegistryEventLoop(name='adk-mcp-apps-binding-registry')
     self._handles: dict[str, RegistryToolset] = {}
+    self._leases = RunnerLeaseLedger(
+        retry_policy=lease_retry_policy,
+        on_close_pending=on_lease_close_pending,
+    )
+    self._lease_close_hook = _lease_close_hook
     pairs = specs.items() if isinstance(specs, Mapping) else specs
     for toolset_id, spec in pairs:
       self.register(toolset_id, spec)
@@ -442,6 +490,11 @@ class McpAppBindingRegistry:
     return self._loop
 
   @property
+  def leases(self) -> RunnerLeaseLedger:
+    """The registry's Runner lease ledger (see `bind_runner`)."""
+    return self._leases
+
+  @property
   def toolset_ids(self) -> tuple[str, ...]:
     """The configured toolset ids, in registration order."""
     return tuple(self._entries)
@@ -492,6 +545,92 @@ class McpAppBindingRegistry:
         self._handles[toolset_id] = handle
     return handle
 
+  # Runner leases.
+
+  def bind_runner(self, runner: object, toolset_id: str) -> LeaseToken:
+    """Leases a toolset's current generation for a Runner.
+
+    Call it for each registry toolset a Runner's Agent uses; the token goes
+    into the Runner's side table and `Runner.close()` releases it. The
+    token is bound to the binding generation current now, in its open
+    lease epoch (a new epoch is opened if the last one was closed by its
+    last release). Idempotent per Runner and epoch.
+
+    The last release of an epoch closes the generation's pooled connections
+    (`HostBoundMcpToolset._close_connections`, exactly once per epoch; the
+    proxy keeps serving and its next use reconnects). Registry shutdown
+    closes every epoch still open, whatever tokens remain; releasing them
+    afterwards closes nothing.
+
+    Rebind and withdrawal: tokens stay bound to the generation they were
+    issued for; they do not follow the swap. The superseded generation's
+    connections are closed exactly once, by withdrawal step 3 (after its
+    drain), or earlier by the last release while it still served; a release
+    that comes after the proxy started revoking closes nothing. A Runner
+    that goes on using the toolset after a swap is bound again to lease the
+    successor.
+
+    Args:
+      runner: The `google.adk.runners.Runner`.
+      toolset_id: A configured toolset id.
+
+    Returns:
+      The Runner's token on the current generation's epoch.
+
+    Raises:
+      McpAppBindingUnavailable: No such toolset, or the registry is not
+        started (`RegistryClosedError` after shutdown).
+    """
+    entry = self._entry(toolset_id)
+    while True:
+      with self._table_lock:
+        if self._closed:
+          raise RegistryClosedError(toolset_id)
+        proxy = entry.current
+        if proxy is None:
+          raise McpAppBindingUnavailable(
+              toolset_id, 'the registry is not started'
+          )
+        key = entry.lease_key
+        if (
+            key is None
+            or key.binding_generation != proxy.binding_generation
+            or self._leases.state(key) is not GenerationState.OPEN
+        ):
+          epoch = (
+              key.epoch + 1
+              if key is not None
+              and key.binding_generation == proxy.binding_generation
+              else 1
+          )
+          key = LeaseGenerationKey(
+              toolset_id, proxy.binding_generation, epoch
+          )
+          self._leases.open_generation(
+              key, functools.partial(self._close_lease_epoch, key, proxy)
+          )
+          entry.lease_key = key
+      try:
+        return _leases.bind_runner(runner, self._leases, key)
+      except GenerationClosedError:
+        continue  # Its last token was released meanwhile: a new epoch.
+
+  async def _close_lease_epoch(
+      self, key: LeaseGenerationKey, proxy: HostBoundMcpToolset
+  ) -> None:
+    """The ledger's close callback for one lease epoch."""
+    if self._lease_close_hook is not None:
+      await self._lease_close_hook(key)
+    await proxy._close_connections()  # pylint: disable=protected-access
+
+  async def retry_lease_closes(self) -> frozenset[Hashable]:
+    """Retries every lease-driven close left pending.
+
+    Returns:
+      The `LeaseGenerationKey`s this call closed.
+    """
+    return await self._leases.retry_pending()
+
   # Lifecycle.
 
   def _lock(self) -> asyncio.Lock:
@@ -513,7 +652,9 @@ class McpAppBindingRegistry:
           '; '.join(str(r) for r in readiness.reasons),
       )
       return readiness, None
-    return readiness, AppsClientBinding(readiness.client_extensions())
+    return readiness, AppsClientBinding(
+        readiness.client_extensions(), registry_loop=self._loop
+    )
 
   async def _new_proxy(
       self,
@@ -749,6 +890,11 @@ class McpAppBindingRegistry:
           return
         self._closed = True
         proxies = list(self._materialized)
+      try:
+        await self._leases.shutdown()
+      except LeaseError as error:
+        # The proxies' own close below still closes every connection.
+        logger.warning('Lease shutdown incomplete: %s', error)
       for proxy in proxies:
         await proxy._aclose(drain_timeout=self._drain_timeout)  # pylint: disable=protected-access
       await self._loop.aclose()

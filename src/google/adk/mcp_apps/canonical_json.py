@@ -1,0 +1,805 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""ADK Canonical JSON v1: one byte form for every digest the host computes.
+
+The host seals tool results, binds confirmation permits to arguments, stamps
+binding revisions and keys replayed operations by digests of JSON values. A
+digest is only as good as the bytes under it, so every one of them is taken
+over the bytes this module produces, and another implementation (a browser,
+a store written in another language) must be able to produce the same bytes.
+
+**The format** is RFC 8785, the JSON Canonicalization Scheme (JCS), over the
+I-JSON domain (RFC 7493):
+
+* objects have their members sorted by the UTF-16 code units of their names
+  (not by code point: a name with a character above U+FFFF sorts by its
+  surrogate pair, so before U+E000..U+FFFF);
+* numbers are written the way ECMAScript's `Number.prototype.toString`
+  writes them: the shortest digits that read back to the same double, in
+  plain notation from 1e-7 (exclusive) up to 1e21 (exclusive) and as
+  `1.5e+21` / `1e-7` outside it; `-0.0` is written `0`;
+* strings escape only `"`, `\\` and the controls U+0000..U+001F (`\\b`,
+  `\\t`, `\\n`, `\\f`, `\\r` short, the others as lowercase `\\u00xx`); every
+  other character is written as itself in UTF-8;
+* no whitespace between tokens.
+
+**The domain** is what a JSON document decodes to in Python, checked
+exactly (`type(x) is ...`, so subclasses such as `IntEnum` or a `str`
+subclass are refused rather than guessed at): `dict` with `str` keys,
+`list`, `str`, `int`, `float`, `bool` and `None`. Refused, each with its own
+subclass of `CanonicalJsonError` (itself an `McpAppsError`):
+
+* `tuple`, `set`, `bytes`, other objects, non-`str` keys
+  (`CanonicalJsonUnsupportedTypeError`; a tuple is refused, not read as a
+  list, because a JSON document never decodes to one and accepting it would
+  make two Python values share one digest);
+* an `int` with `|n| > 2**53 - 1` (`CanonicalJsonIntegerRangeError`): I-JSON
+  numbers are doubles, and such an integer would be rounded silently by
+  every other implementation;
+* NaN and the infinities (`CanonicalJsonNonFiniteError`);
+* a string or key that is not valid Unicode, i.e. holds a lone surrogate
+  (`CanonicalJsonInvalidStringError`);
+* a value nested deeper than `max_depth` (`CanonicalJsonTooDeepError`);
+  a reference cycle is reported this way too, since it is infinitely deep;
+* canonical bytes longer than `max_bytes` (`CanonicalJsonTooLargeError`).
+
+Floats are not restricted beyond finiteness: `1e300` is a valid double and
+is written `1e+300`. An integral float such as `3.0` is the number 3 and is
+written `3`.
+
+**Depth** is counted on the serialized text: the largest number of `[` and
+`{` open at once. A scalar has depth 0, `[]` and `{}` depth 1, `[[1]]` and
+`{"a": {}}` depth 2. Member names and scalars add nothing. The default limit
+is 64 (`[` * 64 passes, `[` * 65 fails).
+
+**Size** is the length of the final canonical UTF-8 bytes of the value, so
+a character outside ASCII counts its UTF-8 bytes and an escaped control
+counts its escape (`"\\n"` in the text is 4 bytes with the quotes). The
+default limit is 8 MiB. For an envelope the limit applies to the canonical
+value, not to the fixed purpose header in front of it. Both limits are
+arguments, so a host profile can configure them.
+
+**Purposes and envelopes.** A digest means something only for one use: the
+canonical bytes of an argument object must not double as the digest of a
+sealed result that happens to contain the same object. `envelope` therefore
+prefixes the canonical value with a header naming the format and the
+purpose::
+
+    adk-canonical-json/v1 <purpose>\\n<canonical value bytes>
+
+The header is ASCII and ends in a raw line feed, which canonical JSON never
+contains (a line feed in a string is escaped), and the purpose names contain
+no space or line feed, so the header can be read back unambiguously: two
+envelopes are equal only if both the purpose and the value are equal, and no
+envelope is ever a canonical JSON text itself. `envelope_digest` is SHA-256
+over the envelope; `open_envelope` returns the value bytes only when the
+envelope carries the purpose the caller expects. The four purposes are
+`sealed-result`, `confirmation-arguments`, `binding-revision` and
+`replay-identity` (`Purpose`). Errors name the purpose they were raised for.
+
+**How it is fast.** The canonical form differs from what the C encoder of
+`json.dumps(sort_keys=True, separators=(',', ':'), ensure_ascii=False)`
+writes in only three places, so a validating pre-pass in Python walks the
+value once and the C encoder writes the text:
+
+* Floats: `json` writes `repr(float)`, which has the same shortest digits as
+  ECMAScript but other notation thresholds. A non-integral float of
+  magnitude at least 1e-4 is written identically by both. An integral float
+  is replaced by the `int` ECMAScript would print (below 2**53 that is
+  `int(x)`, which also turns `-0.0` into `0`; up to 1e21 it is the shortest
+  digits padded with zeros), and from 1e21 upward the two notations agree
+  again. Only a non-zero float smaller than 1e-4 in magnitude needs other
+  text: it is replaced by a unique 40-digit placeholder integer, and the
+  placeholders are substituted in the finished text. A placeholder is
+  substituted only if the text holds exactly as many placeholder-shaped runs
+  as were planted (a string could contain one); otherwise the value is
+  written by the reference encoder instead.
+* Member order: `sort_keys` sorts by code point, which is UTF-16 order unless
+  a name holds a character above U+FFFF. An object with such a name is
+  checked, and if its two orders differ the value is written by the
+  reference encoder.
+* Lone surrogates: the C encoder passes them through; encoding the text as
+  strict UTF-8 refuses them, at no cost for valid text.
+
+Containers holding a replaced float are copied (copy on write), so the
+caller's value is never modified. `_reference_encode` is the plain recursive
+encoder the fast path falls back to; tests hold the two to the same output.
+"""
+
+from __future__ import annotations
+
+import decimal
+import enum
+import hashlib
+import json
+import re
+from typing import Any
+from typing import Optional
+from typing import Union
+
+from .errors import McpAppsError
+
+__all__ = [
+    'DEFAULT_MAX_BYTES',
+    'DEFAULT_MAX_DEPTH',
+    'ENVELOPE_FORMAT',
+    'MAX_DEPTH_CEILING',
+    'MAX_SAFE_INTEGER',
+    'CanonicalJsonEnvelopeError',
+    'CanonicalJsonError',
+    'CanonicalJsonIntegerRangeError',
+    'CanonicalJsonInvalidStringError',
+    'CanonicalJsonNonFiniteError',
+    'CanonicalJsonTooDeepError',
+    'CanonicalJsonTooLargeError',
+    'CanonicalJsonUnsupportedTypeError',
+    'Purpose',
+    'canonicalize',
+    'envelope',
+    'envelope_digest',
+    'open_envelope',
+]
+
+DEFAULT_MAX_BYTES = 8 * 1024 * 1024
+"""Default limit on the canonical UTF-8 bytes of one value (8 MiB)."""
+
+DEFAULT_MAX_DEPTH = 64
+"""Default limit on container nesting (see the module docstring)."""
+
+MAX_DEPTH_CEILING = 256
+"""Largest configurable `max_depth`; keeps the encoders off the C stack."""
+
+MAX_SAFE_INTEGER = 2**53 - 1
+"""Largest integer magnitude in the I-JSON domain."""
+
+ENVELOPE_FORMAT = 'adk-canonical-json/v1'
+"""The format name at the start of every envelope header."""
+
+
+class Purpose(str, enum.Enum):
+  """What a canonical value is for; tags envelopes and errors."""
+
+  SEALED_RESULT = 'sealed-result'
+  """A tool result sealed into host-private storage."""
+
+  CONFIRMATION_ARGUMENTS = 'confirmation-arguments'
+  """The arguments a sealed confirmation permit binds."""
+
+  BINDING_REVISION = 'binding-revision'
+  """The declared serializable identity subset of a binding."""
+
+  REPLAY_IDENTITY = 'replay-identity'
+  """The identity of an operation for idempotent replay."""
+
+
+PurposeLike = Union[Purpose, str]
+"""A `Purpose` or its string value."""
+
+
+class CanonicalJsonError(McpAppsError):
+  """A value has no ADK Canonical JSON v1 form, or breaks a limit.
+
+  Attributes:
+    reason: A machine-readable reason, fixed per subclass.
+    purpose: The purpose the value was canonicalized for, if any.
+    path: A JSON Pointer (RFC 6901) to the offending value; `''` is the
+      whole value.
+  """
+
+  reason = 'canonical_json'
+
+  def __init__(self, detail: str, purpose: Optional[Purpose] = None):
+    self.detail = detail
+    self.purpose = purpose
+    self._segments: list[str] = []
+    super().__init__(detail)
+
+  @property
+  def path(self) -> str:
+    """The JSON Pointer to the offending value."""
+    return ''.join(
+        '/' + s.replace('~', '~0').replace('/', '~1')
+        for s in reversed(self._segments)
+    )
+
+  def __str__(self) -> str:
+    where = f' at {self.path!r}' if self._segments else ''
+    purpose = f' for {self.purpose.value}' if self.purpose else ''
+    return f'Canonical JSON{purpose}: {self.detail}{where}'
+
+
+class CanonicalJsonTooLargeError(CanonicalJsonError):
+  """The canonical UTF-8 bytes are longer than the size limit.
+
+  Attributes:
+    limit: The limit in bytes.
+  """
+
+  reason = 'too_large'
+
+  def __init__(self, limit: int, purpose: Optional[Purpose] = None):
+    self.limit = limit
+    super().__init__(f'canonical form exceeds {limit} bytes', purpose)
+
+
+class CanonicalJsonTooDeepError(CanonicalJsonError):
+  """Containers are nested deeper than the depth limit (or form a cycle).
+
+  Attributes:
+    limit: The depth limit.
+  """
+
+  reason = 'too_deep'
+
+  def __init__(self, limit: int, purpose: Optional[Purpose] = None):
+    self.limit = limit
+    super().__init__(f'nesting exceeds depth {limit}', purpose)
+
+
+class CanonicalJsonNonFiniteError(CanonicalJsonError):
+  """A float is NaN or infinite."""
+
+  reason = 'non_finite'
+
+
+class CanonicalJsonIntegerRangeError(CanonicalJsonError):
+  """An integer lies outside ±(2**53 - 1), the I-JSON range."""
+
+  reason = 'integer_out_of_range'
+
+
+class CanonicalJsonInvalidStringError(CanonicalJsonError):
+  """A string or member name is not valid Unicode (a lone surrogate)."""
+
+  reason = 'invalid_string'
+
+
+class CanonicalJsonUnsupportedTypeError(CanonicalJsonError):
+  """A value or member name has a type outside the JSON domain."""
+
+  reason = 'unsupported_type'
+
+
+class CanonicalJsonEnvelopeError(CanonicalJsonError):
+  """An envelope is malformed or carries another purpose than expected."""
+
+  reason = 'envelope_mismatch'
+
+
+# ---------------------------------------------------------------------------
+# Numbers.
+
+_FAST_FLOAT_MIN = 1e-4
+"""From here up, `repr` of a non-integral float is ECMAScript's text."""
+
+_EXACT_INT_FLOAT_LIMIT = 2.0**53
+"""Below this magnitude `int(x)` of an integral float is ECMAScript's text."""
+
+_PLAIN_NOTATION_LIMIT = 1e21
+"""From here up both `repr` and ECMAScript use exponent notation."""
+
+
+def _format_float(x: float) -> str:
+  """Returns ECMAScript's `Number.prototype.toString` of a finite float.
+
+  `repr` gives the shortest digits that round-trip (the `s` and `k` of
+  ECMA-262 Number::toString, with the same closest-value tie rule); only the
+  notation is rewritten.
+
+  Args:
+    x: A finite float.
+
+  Returns:
+    The RFC 8785 text of the number.
+  """
+  if x == 0.0:
+    return '0'
+  text = repr(x)
+  sign = ''
+  if text[0] == '-':
+    sign = '-'
+    text = text[1:]
+  mantissa, _, exponent_text = text.partition('e')
+  exponent = int(exponent_text) if exponent_text else 0
+  whole, _, fraction = mantissa.partition('.')
+  digits = (whole + fraction).lstrip('0')
+  stripped = digits.rstrip('0')
+  # value = int(digits) * 10**(exponent - len(fraction))
+  scale = exponent - len(fraction) + (len(digits) - len(stripped))
+  k = len(stripped)
+  n = k + scale
+  if k <= n <= 21:
+    body = stripped + '0' * (n - k)
+  elif 0 < n <= 21:
+    body = stripped[:n] + '.' + stripped[n:]
+  elif -6 < n <= 0:
+    body = '0.' + '0' * -n + stripped
+  else:
+    e = n - 1
+    exp = f'e+{e}' if e >= 0 else f'e-{-e}'
+    if k == 1:
+      body = stripped + exp
+    else:
+      body = stripped[0] + '.' + stripped[1:] + exp
+  return sign + body
+
+
+def _integral_float_as_int(x: float) -> int:
+  """Returns the `int` whose decimal text ECMAScript prints for `x`.
+
+  Args:
+    x: An integral float with magnitude below 1e21.
+  """
+  if -_EXACT_INT_FLOAT_LIMIT < x < _EXACT_INT_FLOAT_LIMIT:
+    return int(x)
+  # The shortest digits padded with zeros, not the exact binary value.
+  return int(decimal.Decimal(repr(x)))
+
+
+# ---------------------------------------------------------------------------
+# Strings and member names.
+
+
+def _utf16_key(name: str) -> bytes:
+  """Sort key ordering names by UTF-16 code units (RFC 8785 §3.2.3)."""
+  return name.encode('utf-16-be')
+
+
+def _has_astral(name: str) -> bool:
+  """Whether `name` holds a character above U+FFFF."""
+  return not name.isascii() and max(name) > '\uffff'
+
+
+def _check_string(value: str, purpose: Optional[Purpose]) -> None:
+  """Raises `CanonicalJsonInvalidStringError` on a lone surrogate."""
+  try:
+    value.encode('utf-8')
+  except UnicodeEncodeError as e:
+    raise CanonicalJsonInvalidStringError(
+        f'lone surrogate U+{ord(value[e.start]):04X} at index {e.start}',
+        purpose,
+    ) from None
+
+
+def _unsupported(value: object, purpose: Optional[Purpose]) -> Exception:
+  what = type(value).__name__
+  return CanonicalJsonUnsupportedTypeError(
+      f'values of type {what} have no JSON form', purpose
+  )
+
+
+def _unsupported_key(key: object, purpose: Optional[Purpose]) -> Exception:
+  what = type(key).__name__
+  return CanonicalJsonUnsupportedTypeError(
+      f'member names must be str, not {what}', purpose
+  )
+
+
+def _out_of_range(purpose: Optional[Purpose]) -> Exception:
+  return CanonicalJsonIntegerRangeError(
+      'integer magnitude exceeds 2**53 - 1 (I-JSON)', purpose
+  )
+
+
+def _non_finite(value: float, purpose: Optional[Purpose]) -> Exception:
+  return CanonicalJsonNonFiniteError(f'{value!r} is not a JSON number', purpose)
+
+
+# ---------------------------------------------------------------------------
+# The reference encoder.
+
+_encode_basestring: Any = getattr(
+    json.encoder, 'c_encode_basestring', None
+) or (json.encoder.py_encode_basestring)
+
+
+def _reference_encode(
+    value: object, max_depth: int, purpose: Optional[Purpose]
+) -> str:
+  """Encodes `value` by direct recursion; the fast path's fallback.
+
+  Validates everything itself: it does not rely on the pre-pass.
+
+  Args:
+    value: The value to encode.
+    max_depth: The depth limit.
+    purpose: Named in errors.
+
+  Returns:
+    The canonical text.
+
+  Raises:
+    CanonicalJsonError: If the value is outside the domain or too deep.
+  """
+  parts: list[str] = []
+  append = parts.append
+
+  def emit(node: object, depth: int) -> None:
+    kind = type(node)
+    if kind is str:
+      _check_string(node, purpose)  # type: ignore[arg-type]
+      append(_encode_basestring(node))
+    elif kind is bool:
+      append('true' if node else 'false')
+    elif node is None:
+      append('null')
+    elif kind is int:
+      if not -MAX_SAFE_INTEGER <= node <= MAX_SAFE_INTEGER:  # type: ignore[operator]
+        raise _out_of_range(purpose)
+      append(int.__repr__(node))  # type: ignore[arg-type]
+    elif kind is float:
+      if node - node != 0.0:  # type: ignore[operator]
+        raise _non_finite(node, purpose)  # type: ignore[arg-type]
+      append(_format_float(node))  # type: ignore[arg-type]
+    elif kind is list:
+      if depth >= max_depth:
+        raise CanonicalJsonTooDeepError(max_depth, purpose)
+      append('[')
+      for index, item in enumerate(node):  # type: ignore[arg-type]
+        if index:
+          append(',')
+        try:
+          emit(item, depth + 1)
+        except CanonicalJsonError as e:
+          e._segments.append(str(index))  # pylint: disable=protected-access
+          raise
+      append(']')
+    elif kind is dict:
+      if depth >= max_depth:
+        raise CanonicalJsonTooDeepError(max_depth, purpose)
+      mapping: dict[Any, Any] = node  # type: ignore[assignment]
+      for key in mapping:
+        if type(key) is not str:
+          raise _unsupported_key(key, purpose)
+        _check_string(key, purpose)
+      append('{')
+      first = True
+      for key in sorted(mapping, key=_utf16_key):
+        if not first:
+          append(',')
+        first = False
+        append(_encode_basestring(key))
+        append(':')
+        try:
+          emit(mapping[key], depth + 1)
+        except CanonicalJsonError as e:
+          e._segments.append(key)  # pylint: disable=protected-access
+          raise
+      append('}')
+    else:
+      raise _unsupported(node, purpose)
+
+  emit(value, 0)
+  return ''.join(parts)
+
+
+# ---------------------------------------------------------------------------
+# The fast path.
+
+_C_ENCODER = json.JSONEncoder(
+    skipkeys=False,
+    ensure_ascii=False,
+    check_circular=False,
+    allow_nan=False,
+    sort_keys=True,
+    separators=(',', ':'),
+)
+
+_PLACEHOLDER_BASE = 7 * 10**39
+"""Placeholder integers are `_PLACEHOLDER_BASE + i`: 40 digits, all alike
+in length, far outside the range any accepted number is written in."""
+
+_PLACEHOLDER_PATTERN = re.compile(r'7000000000000000000(\d{21})')
+
+
+class _Fallback(Exception):
+  """The fast path cannot write this value; use the reference encoder."""
+
+
+class _Prepass:
+  """Validates a value and rewrites what the C encoder would misprint.
+
+  Attributes:
+    small_floats: ECMAScript text of each placeholder, by index.
+  """
+
+  __slots__ = ('max_depth', 'purpose', 'small_floats')
+
+  def __init__(self, max_depth: int, purpose: Optional[Purpose]):
+    self.max_depth = max_depth
+    self.purpose = purpose
+    self.small_floats: list[str] = []
+
+  def number(self, value: float) -> object:
+    """Returns what to hand the C encoder for a float."""
+    if value - value != 0.0:
+      raise _non_finite(value, self.purpose)
+    integral = int(value)
+    if integral == value:
+      if -_PLAIN_NOTATION_LIMIT < value < _PLAIN_NOTATION_LIMIT:
+        return _integral_float_as_int(value)
+      return value
+    if value >= _FAST_FLOAT_MIN or value <= -_FAST_FLOAT_MIN:
+      return value
+    self.small_floats.append(_format_float(value))
+    return _PLACEHOLDER_BASE + len(self.small_floats) - 1
+
+  def walk_list(self, items: list[Any], depth: int) -> list[Any]:
+    """Checks a list; returns it, or a copy with rewritten members."""
+    if depth > self.max_depth:
+      raise CanonicalJsonTooDeepError(self.max_depth, self.purpose)
+    out: Optional[list[Any]] = None
+    index = 0
+    try:
+      for index, item in enumerate(items):
+        kind = type(item)
+        if kind is str or kind is bool or item is None:
+          continue
+        if kind is int:
+          if item > MAX_SAFE_INTEGER or item < -MAX_SAFE_INTEGER:
+            raise _out_of_range(self.purpose)
+          continue
+        if kind is float:
+          new = self.number(item)
+        elif kind is dict:
+          new = self.walk_dict(item, depth + 1)
+        elif kind is list:
+          new = self.walk_list(item, depth + 1)
+        else:
+          raise _unsupported(item, self.purpose)
+        if new is not item:
+          if out is None:
+            out = list(items)
+          out[index] = new
+    except CanonicalJsonError as e:
+      e._segments.append(str(index))  # pylint: disable=protected-access
+      raise
+    return items if out is None else out
+
+  def walk_dict(self, mapping: dict[Any, Any], depth: int) -> dict[Any, Any]:
+    """Checks an object; returns it, or a copy with rewritten members."""
+    if depth > self.max_depth:
+      raise CanonicalJsonTooDeepError(self.max_depth, self.purpose)
+    out: Optional[dict[Any, Any]] = None
+    astral = False
+    key: Any = None
+    try:
+      for key, item in mapping.items():
+        if type(key) is not str:
+          raise _unsupported_key(key, self.purpose)
+        if not key.isascii() and max(key) > '\uffff':
+          astral = True
+        kind = type(item)
+        if kind is str or kind is bool or item is None:
+          continue
+        if kind is int:
+          if item > MAX_SAFE_INTEGER or item < -MAX_SAFE_INTEGER:
+            raise _out_of_range(self.purpose)
+          continue
+        if kind is float:
+          new = self.number(item)
+        elif kind is dict:
+          new = self.walk_dict(item, depth + 1)
+        elif kind is list:
+          new = self.walk_list(item, depth + 1)
+        else:
+          raise _unsupported(item, self.purpose)
+        if new is not item:
+          if out is None:
+            out = dict(mapping)
+          out[key] = new
+    except CanonicalJsonError as e:
+      if type(key) is str:
+        e._segments.append(key)  # pylint: disable=protected-access
+      raise
+    if astral and sorted(mapping) != sorted(mapping, key=_utf16_key):
+      raise _Fallback()
+    return mapping if out is None else out
+
+
+def _fast_encode(
+    value: object, max_depth: int, purpose: Optional[Purpose]
+) -> str:
+  """Encodes `value` with the C encoder after the validating pre-pass.
+
+  Raises:
+    CanonicalJsonError: If the value is outside the domain or too deep.
+    _Fallback: If only the reference encoder can write it.
+  """
+  prepass = _Prepass(max_depth, purpose)
+  kind = type(value)
+  if kind is dict:
+    prepared: object = prepass.walk_dict(value, 1)  # type: ignore[arg-type]
+  elif kind is list:
+    prepared = prepass.walk_list(value, 1)  # type: ignore[arg-type]
+  elif kind is float:
+    if value - value != 0.0:  # type: ignore[operator]
+      raise _non_finite(value, purpose)  # type: ignore[arg-type]
+    return _format_float(value)  # type: ignore[arg-type]
+  elif kind is str or kind is bool or value is None:
+    prepared = value
+  elif kind is int:
+    if value > MAX_SAFE_INTEGER or value < -MAX_SAFE_INTEGER:  # type: ignore[operator]
+      raise _out_of_range(purpose)
+    prepared = value
+  else:
+    raise _unsupported(value, purpose)
+  text: str = _C_ENCODER.encode(prepared)
+  if prepass.small_floats:
+    texts = prepass.small_floats
+    matches = _PLACEHOLDER_PATTERN.findall(text)
+    if len(matches) != len(texts):
+      raise _Fallback()
+    text = _PLACEHOLDER_PATTERN.sub(lambda m: texts[int(m.group(1))], text)
+  return text
+
+
+# ---------------------------------------------------------------------------
+# The public API.
+
+
+def _purpose(purpose: Optional[PurposeLike]) -> Optional[Purpose]:
+  if purpose is None:
+    return None
+  try:
+    return Purpose(purpose)
+  except ValueError:
+    raise ValueError(f'unknown canonical JSON purpose {purpose!r}') from None
+
+
+def _check_limits(max_bytes: int, max_depth: int) -> None:
+  if type(max_bytes) is not int or max_bytes < 1:
+    raise ValueError(f'max_bytes must be a positive int, not {max_bytes!r}')
+  if type(max_depth) is not int or not 0 <= max_depth <= MAX_DEPTH_CEILING:
+    raise ValueError(
+        f'max_depth must be an int in 0..{MAX_DEPTH_CEILING},'
+        f' not {max_depth!r}'
+    )
+
+
+def canonicalize(
+    value: object,
+    *,
+    purpose: Optional[PurposeLike] = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> bytes:
+  """Returns the ADK Canonical JSON v1 bytes of a JSON value.
+
+  Args:
+    value: A value in the JSON domain (see the module docstring).
+    purpose: What the bytes are for; named in errors. Every purpose applies
+      the same rules; use `envelope` to bind the bytes to the purpose.
+    max_bytes: Largest accepted length of the canonical UTF-8 bytes.
+    max_depth: Deepest accepted container nesting, at most
+      `MAX_DEPTH_CEILING`.
+
+  Returns:
+    The canonical UTF-8 bytes.
+
+  Raises:
+    CanonicalJsonError: The subclass naming why the value has no canonical
+      form within the limits.
+    ValueError: If `purpose` or a limit is invalid.
+  """
+  tag = _purpose(purpose)
+  _check_limits(max_bytes, max_depth)
+  try:
+    text = _fast_encode(value, max_depth, tag)
+  except _Fallback:
+    text = _reference_encode(value, max_depth, tag)
+  if len(text) > max_bytes:  # every character is at least one byte
+    raise CanonicalJsonTooLargeError(max_bytes, tag)
+  try:
+    data = text.encode('utf-8')
+  except UnicodeEncodeError:
+    # Only a lone surrogate fails; the reference encoder says where.
+    _reference_encode(value, max_depth, tag)
+    raise CanonicalJsonInvalidStringError(  # pragma: no cover
+        'lone surrogate', tag
+    ) from None
+  if len(data) > max_bytes:
+    raise CanonicalJsonTooLargeError(max_bytes, tag)
+  return data
+
+
+def _header(purpose: Purpose) -> bytes:
+  return f'{ENVELOPE_FORMAT} {purpose.value}\n'.encode('ascii')
+
+
+def envelope(
+    purpose: PurposeLike,
+    value: object,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> bytes:
+  """Returns the purpose-tagged envelope of a JSON value.
+
+  The envelope is `adk-canonical-json/v1 <purpose>\\n` followed by the
+  canonical bytes of `value`; the limits apply to the canonical bytes.
+
+  Args:
+    purpose: What the value is for.
+    value: A value in the JSON domain.
+    max_bytes: Largest accepted length of the canonical value bytes.
+    max_depth: Deepest accepted container nesting.
+
+  Returns:
+    The envelope bytes.
+
+  Raises:
+    CanonicalJsonError: As `canonicalize`.
+    ValueError: If `purpose` or a limit is invalid.
+  """
+  tag = _purpose(purpose)
+  if tag is None:
+    raise ValueError('an envelope needs a purpose')
+  body = canonicalize(
+      value, purpose=tag, max_bytes=max_bytes, max_depth=max_depth
+  )
+  return _header(tag) + body
+
+
+def envelope_digest(
+    purpose: PurposeLike,
+    value: object,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> str:
+  """Returns `sha256:<hex>` of the purpose-tagged envelope of a value.
+
+  Args:
+    purpose: What the value is for.
+    value: A value in the JSON domain.
+    max_bytes: Largest accepted length of the canonical value bytes.
+    max_depth: Deepest accepted container nesting.
+
+  Raises:
+    CanonicalJsonError: As `canonicalize`.
+    ValueError: If `purpose` or a limit is invalid.
+  """
+  data = envelope(purpose, value, max_bytes=max_bytes, max_depth=max_depth)
+  return 'sha256:' + hashlib.sha256(data).hexdigest()
+
+
+def open_envelope(purpose: PurposeLike, data: bytes) -> bytes:
+  """Returns the canonical value bytes of an envelope of `purpose`.
+
+  Only the header is checked; the value bytes are returned as stored.
+
+  Args:
+    purpose: The purpose the caller expects.
+    data: Envelope bytes.
+
+  Returns:
+    The canonical value bytes after the header.
+
+  Raises:
+    CanonicalJsonEnvelopeError: If `data` is not an envelope of `purpose`
+      (another purpose, another format, or no header).
+    ValueError: If `purpose` is invalid.
+  """
+  tag = _purpose(purpose)
+  if tag is None:
+    raise ValueError('an envelope needs a purpose')
+  header = _header(tag)
+  if not data.startswith(header):
+    found = data.partition(b'\n')[0][:80].decode('ascii', 'replace')
+    raise CanonicalJsonEnvelopeError(
+        f'expected a {tag.value} envelope, found header {found!r}', tag
+    )
+  return data[len(header) :]
