@@ -36,6 +36,7 @@ import asyncio
 from collections.abc import AsyncGenerator
 import inspect
 import json
+import threading
 import types as pytypes
 from typing import Any
 
@@ -50,9 +51,12 @@ from google.adk.mcp_apps.binding.errors import StaleGenerationError
 from google.adk.mcp_apps.binding.errors import ToolsetClosedError
 from google.adk.mcp_apps.binding.errors import UnboundToolsetError
 from google.adk.mcp_apps.binding.errors import WideningOverrideError
+from google.adk.mcp_apps.binding.leases import release_runner_leases
+from google.adk.mcp_apps.binding.proxy import DrainResult
 from google.adk.mcp_apps.binding.proxy import HostBoundMcpToolset
 from google.adk.mcp_apps.binding.proxy import ProxyState
 from google.adk.mcp_apps.binding.registry import BindingOverrides
+from google.adk.mcp_apps.binding.registry import LeaseGenerationKey
 from google.adk.mcp_apps.binding.registry import McpAppBindingRegistry
 from google.adk.mcp_apps.binding.registry import RevocationEvent
 from google.adk.mcp_apps.binding.spec import McpToolsetSpec
@@ -986,3 +990,170 @@ async def test_p2_reb_09_10_old_view_and_declaration_cannot_reach_new_proxy(
       with pytest.raises(StaleGenerationError):
         await tool.run_async(args={}, tool_context=None)
     assert new.inflight == 0 and new.construction_count == 1
+
+
+# --- P2-LOOP-01 (registry level) and P2-RDY-20 -------------------------------
+
+
+async def test_p2_loop_01_registry_bound_io_runs_on_the_registry_thread(
+    mcp_apps: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+  """P2-LOOP-01 (registry level): with routing on for profile-bound toolsets,
+  every session open, listing, call, read and close of a registry-bound
+  toolset runs on the registry thread, through the handle, the proxy, a real
+  Runner turn, withdrawal and shutdown alike."""
+  # pylint: disable-next=g-import-not-at-top
+  from mcp.client.session import ClientSession
+
+  ops: list[tuple[str, int]] = []
+  enter, send, exit_ = (
+      ClientSession.__aenter__,
+      ClientSession.send_request,
+      ClientSession.__aexit__,
+  )
+
+  async def spy_enter(self: Any) -> Any:
+    ops.append(("open", threading.get_ident()))
+    return await enter(self)
+
+  async def spy_send(self: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
+    ops.append((getattr(request, "method", "?"), threading.get_ident()))
+    return await send(self, request, *args, **kwargs)
+
+  async def spy_exit(self: Any, *args: Any) -> Any:
+    ops.append(("close", threading.get_ident()))
+    return await exit_(self, *args)
+
+  monkeypatch.setattr(ClientSession, "__aenter__", spy_enter)
+  monkeypatch.setattr(ClientSession, "send_request", spy_send)
+  monkeypatch.setattr(ClientSession, "__aexit__", spy_exit)
+
+  async with _registry({"conf": _stdio_spec(mcp_apps)}) as reg:
+    registry_thread = reg.event_loop.thread
+    assert registry_thread is not None
+    proxy = reg.lookup("conf")
+    assert proxy.profile_bound
+    binding = proxy.runtime._mcp_session_manager._apps_client_binding  # type: ignore[union-attr]  # pylint: disable=protected-access
+    assert binding.registry_loop is reg.event_loop
+    assert await reg.toolset("conf").get_tools()
+    assert (await _model_call(reg.toolset("conf")))["supportsApps"] is True
+    assert (await _call(proxy, names.WHOAMI))["supportsApps"] is True
+    assert await proxy.read_resource_by_uri(names.VIEW_URI)
+    await reg.revoke()  # Closes the advertising connection (step 3).
+    bound_ops = list(ops)
+  methods = {what for what, _ in bound_ops}
+  assert {"open", "tools/list", "tools/call", "resources/read", "close"} <= (
+      methods
+  ), methods
+  elsewhere = [op for op in bound_ops if op[1] != registry_thread.ident]
+  assert not elsewhere, elsewhere
+
+
+class _CallParker:
+  """A header provider that parks the first tool call (not the listing).
+
+  McpTool builds its headers inside the proxy gate's admission, so a parked
+  call is admitted and in flight; listings (no function call id) pass.
+  """
+
+  def __init__(self) -> None:
+    self.entered = asyncio.Event()
+    self.opened = asyncio.Event()
+
+  async def __call__(self, readonly_context: Any) -> dict[str, str]:
+    if getattr(readonly_context, "function_call_id", None):
+      self.entered.set()
+      await self.opened.wait()
+    return {}
+
+
+async def test_p2_rdy_20_loss_during_initial_ui_call(
+    legacy_http_server: Any,
+) -> None:
+  """P2-RDY-20: readiness is lost while the initial UI tool call is in flight.
+
+  A real Runner turn's model calls the UI tool `open_view` on the
+  profile-bound generation; the call is admitted and parked (in its header
+  provider) when `revoke()` starts. Decision: admitted work is drained, not
+  failed: within the drain bound the call completes on the old generation,
+  opening its connection on the registry loop after the gate has shut (the
+  admission ticket carries the caller's admission there), and the model
+  receives the completed UI result. Only then are the old connections
+  closed (step 3); the next turn is served model-only, without the Apps
+  advertisement. (Work still running at the bound is cancelled, P2-RDY-16.)
+  Ordering is forced with events: the revocation hook proves the gate shut
+  and the generation bumped before the parked call resumes.
+  """
+  parker = _CallParker()
+  spec = _http_spec(legacy_http_server.url, header_provider=parker)
+  async with _registry({"conf": spec}) as reg:
+    old = reg.lookup("conf")
+    assert old.state is S.PROFILE_BOUND
+    hook_ran = asyncio.Event()
+    reg.add_revocation_hook(lambda event: hook_ran.set())
+    handle = reg.toolset("conf")
+    turn = asyncio.create_task(_model_call(handle, names.OPEN_VIEW))
+    await parker.entered.wait()  # The UI call is admitted and in flight.
+    assert old.inflight == 1
+    revoking = asyncio.create_task(reg.revoke())
+    await hook_ran.wait()  # Step 1 done: the gate is shut.
+    assert old.state is S.REVOKING and reg.binding_generation == 2
+    assert not revoking.done()  # Draining the admitted call.
+    with pytest.raises(StaleGenerationError):
+      await old.call_tool(names.WHOAMI)  # New work on it is refused.
+    parker.opened.set()
+    result = await turn  # The completed UI result reached the model.
+    assert result["supportsApps"] is True and result.get("nonce"), result
+    report = await revoking
+    assert report.steps == STEPS
+    assert report.drains["conf"] == DrainResult(admitted=1, cancelled=0)
+    assert old.state is S.CLOSED and old.close_count == 1
+    new = reg.lookup("conf")
+    assert new.state is S.MODEL_ONLY
+    await _assert_old_connection_terminated(new, result["nonce"])
+    _assert_not_advertising(await _model_call(handle))
+
+
+async def test_p2_reg_12_runner_lease_survives_rebind_on_its_generation(
+    mcp_apps: Any,
+) -> None:
+  """Registry leases across a rebind: a token stays bound to the generation
+  it was issued for; withdrawal closes that generation once (step 3) and the
+  token's later release closes nothing; binding again leases the successor,
+  whose last release closes its connections, after which a new bind opens a
+  new lease epoch."""
+  before = mcp_apps.child_pids()
+  closes: list[Any] = []
+
+  async def hook(key: Any) -> None:
+    closes.append(key)
+
+  async with _registry(
+      {"conf": _stdio_spec(mcp_apps)}, _lease_close_hook=hook
+  ) as reg:
+    runner = object()
+    token = reg.bind_runner(runner, "conf")
+    assert reg.bind_runner(runner, "conf") is token  # Idempotent.
+    assert token.generation_key == LeaseGenerationKey("conf", 1, 1)
+    old = reg.lookup("conf")
+    await _call(old, names.WHOAMI)
+    await reg.rebind(local_dev_profile("next"))
+    assert old.state is S.CLOSED and old.close_count == 1
+    assert not mcp_apps.child_pids() - before  # Closed by withdrawal.
+    await release_runner_leases(runner)
+    assert closes == [token.generation_key]  # Ran, and closed nothing.
+    assert old.close_count == 1
+
+    successor = reg.bind_runner(runner, "conf")
+    assert successor.generation_key == LeaseGenerationKey("conf", 2, 1)
+    new = reg.lookup("conf")
+    first = await _call(new, names.WHOAMI)
+    await release_runner_leases(runner)
+    assert not mcp_apps.child_pids() - before  # Last release closed it.
+    assert new.state is S.PROFILE_BOUND  # It keeps serving, reconnecting.
+    second = await _call(new, names.WHOAMI)
+    assert second["connectionId"] != first["connectionId"]
+    third = reg.bind_runner(runner, "conf")
+    assert third.generation_key == LeaseGenerationKey("conf", 2, 2)
+  assert mcp_apps.child_pids() == before
+  assert reg.leases.outstanding(third.generation_key) == 1  # Shutdown closed.

@@ -15,14 +15,17 @@
 """Runner-scoped lease tokens with real Runners and a real stdio MCP server.
 
 Two `google.adk.runners.Runner` objects, A and B, share one `LlmAgent`. The
-agent's tool is a non-owning shared toolset in front of one real
-`McpToolset` connected over stdio to the conformance server: its `close()`
-releases nothing (the shape `HostBoundMcpToolset` gives the Agent, RFC §1;
-`SharedToolset` below stands in for it so these cases do not depend on the
-proxy's lifecycle), and the generation is the `McpToolset` itself, closed by
-the ledger's close callback. A scripted model makes each turn call the
-server's `whoami`, whose answer names the server's pid and the connection,
-so a test sees the very process and connection survive or go.
+agent's tool is the registry's non-owning handle, `registry.toolset(id)`, for
+one profile-bound toolset connected over stdio to the conformance server (its
+I/O on the registry loop): the handle's `close()` releases nothing (RFC §1).
+Each Runner is bound with `McpAppBindingRegistry.bind_runner`, which leases
+the toolset's current generation from the registry's `RunnerLeaseLedger`;
+the last release closes the generation's connections. A scripted model makes
+each turn call the server's `whoami`, whose answer names the server's pid and
+the connection, so a test sees the very process and connection survive or
+go. `GenerationCloser` counts close attempts through the registry's
+lease-close test seam (which also injects the timeouts, hangs and gates) and
+successful closes on the proxy.
 
 Races are forced with events; nothing sleeps to order anything. The one
 timed wait is `LeaseRetryPolicy.attempt_timeout` cutting a close attempt
@@ -42,19 +45,22 @@ import time
 from typing import Any
 
 from google.adk.agents.llm_agent import LlmAgent
-from google.adk.mcp_apps.binding.leases import bind_runner
 from google.adk.mcp_apps.binding.leases import GenerationState
 from google.adk.mcp_apps.binding.leases import LeaseRetryPolicy
 from google.adk.mcp_apps.binding.leases import LeaseToken
 from google.adk.mcp_apps.binding.leases import runner_leases
 from google.adk.mcp_apps.binding.leases import RunnerLeaseLedger
+from google.adk.mcp_apps.binding.proxy import HostBoundMcpToolset
+from google.adk.mcp_apps.binding.registry import LeaseGenerationKey
+from google.adk.mcp_apps.binding.registry import McpAppBindingRegistry
+from google.adk.mcp_apps.binding.registry import RegistryToolset
+from google.adk.mcp_apps.binding.spec import McpToolsetSpec
+from google.adk.mcp_apps.profile import local_dev_profile
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
-from google.adk.tools.base_toolset import BaseToolset
-from google.adk.tools.mcp_tool import McpToolset
 from google.adk.tools.mcp_tool import StdioConnectionParams
 from google.genai import types
 from mcp_apps_conformance_server import names
@@ -63,7 +69,7 @@ import pytest
 
 pytestmark = pytest.mark.integration
 
-GEN = "conformance-stdio-generation"
+TOOLSET_ID = "conformance-stdio"
 USER_ID = "lease-tester"
 
 
@@ -110,44 +116,26 @@ class WhoamiLlm(BaseLlm):
     )
 
 
-class SharedToolset(BaseToolset):
-  """The Agent's non-owning view of the shared `McpToolset`.
-
-  `get_tools` lists the real toolset's tools; `close()` releases nothing. At
-  each `close()` it records how many lease tokens were still outstanding.
-  """
-
-  def __init__(self, real: McpToolset, ledger: RunnerLeaseLedger):
-    super().__init__()
-    self._real = real
-    self._ledger = ledger
-    self.outstanding_at_close: list[int] = []
-
-  async def get_tools(self, readonly_context: Any = None) -> list[Any]:
-    return list(await self._real.get_tools(readonly_context))
-
-  async def close(self) -> None:
-    self.outstanding_at_close.append(self._ledger.outstanding(GEN))
-
-
 @dataclasses.dataclass
 class GenerationCloser:
-  """The generation's close callback: counts, then closes the McpToolset.
+  """Counts a generation's closes and injects failures into them.
 
-  `script` lists what each attempt does first: `"timeout"` raises
-  `TimeoutError` (as a marshalled close past its deadline does), `"hang"`
-  never finishes (only the ledger's attempt timeout ends it), `"gate"` sets
-  `entered` and waits for `gate`. Then the real `McpToolset.close()` runs.
+  `hook` is the registry's lease-close seam, awaited at the start of each
+  close attempt: `script` lists what each attempt does first: `"timeout"`
+  raises `TimeoutError` (as a marshalled close past its deadline does),
+  `"hang"` never finishes (only the ledger's attempt timeout ends it),
+  `"gate"` sets `entered` and waits for `gate`. Then the registry closes the
+  generation's connections; `watch` counts each close that did.
   """
 
-  real: McpToolset
   script: list[str] = dataclasses.field(default_factory=list)
   attempts: int = 0
   successes: int = 0
   entered: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
   gate: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
 
-  async def __call__(self) -> None:
+  async def hook(self, key: LeaseGenerationKey) -> None:
+    del key
     step = (
         self.script[self.attempts] if self.attempts < len(self.script) else ""
     )
@@ -159,17 +147,25 @@ class GenerationCloser:
     if step == "gate":
       self.entered.set()
       await self.gate.wait()
-    await self.real.close()
-    self.successes += 1
+
+  def watch(self, proxy: HostBoundMcpToolset, monkeypatch: Any) -> None:
+    close = proxy._close_connections  # pylint: disable=protected-access
+
+    async def counted() -> bool:
+      closed = await close()
+      self.successes += int(closed)
+      return closed
+
+    monkeypatch.setattr(proxy, "_close_connections", counted)
 
 
 @dataclasses.dataclass
 class Shared:
-  """Runners A and B sharing one Agent, toolset and generation."""
+  """Runners A and B sharing one Agent, registry toolset and generation."""
 
-  ledger: RunnerLeaseLedger
+  registry: McpAppBindingRegistry
   closer: GenerationCloser
-  toolset: SharedToolset
+  toolset: RegistryToolset
   model: WhoamiLlm
   agent: LlmAgent
   a: Runner
@@ -177,6 +173,16 @@ class Shared:
   tokens: dict[str, LeaseToken]
   pending: list[Any]
   child_pids: Any
+  outstanding_at_close: list[int]
+
+  @property
+  def ledger(self) -> RunnerLeaseLedger:
+    return self.registry.leases
+
+  @property
+  def gen(self) -> Any:
+    """The generation (lease epoch) both Runners are bound to."""
+    return self.tokens["a"].generation_key
 
   def runner(self, name: str) -> Runner:
     return self.a if name == "a" else self.b
@@ -185,24 +191,33 @@ class Shared:
     return pid in self.child_pids()
 
 
-def _shared(
+async def _shared(
     mcp_apps: Any,
+    monkeypatch: Any,
     script: list[str] | None = None,
     policy: LeaseRetryPolicy | None = None,
 ) -> Shared:
-  real = McpToolset(
-      connection_params=StdioConnectionParams(
-          server_params=mcp_apps.stdio_parameters(), timeout=30.0
-      )
-  )
   pending: list[Any] = []
-  ledger = RunnerLeaseLedger(
-      retry_policy=policy or LeaseRetryPolicy(attempt_timeout=30.0),
-      on_close_pending=pending.append,
+  closer = GenerationCloser(list(script or []))
+  registry = McpAppBindingRegistry(
+      {
+          TOOLSET_ID: McpToolsetSpec(
+              connection_params=StdioConnectionParams(
+                  server_params=mcp_apps.stdio_parameters(), timeout=30.0
+              )
+          )
+      },
+      local_dev_profile(),
+      allow_dev_providers=True,
+      lease_retry_policy=policy or LeaseRetryPolicy(attempt_timeout=30.0),
+      on_lease_close_pending=pending.append,
+      _lease_close_hook=closer.hook,
   )
-  closer = GenerationCloser(real, list(script or []))
-  ledger.open_generation(GEN, closer)
-  toolset = SharedToolset(real, ledger)
+  await registry.start()
+  proxy = registry.lookup(TOOLSET_ID)
+  assert proxy.profile_bound
+  closer.watch(proxy, monkeypatch)
+  toolset = registry.toolset(TOOLSET_ID)
   model = WhoamiLlm()
   agent = LlmAgent(
       name="lease_agent",
@@ -218,9 +233,23 @@ def _shared(
       )
       for name in ("a", "b")
   }
-  tokens = {name: bind_runner(r, ledger, GEN) for name, r in runners.items()}
+  tokens = {
+      name: registry.bind_runner(r, TOOLSET_ID) for name, r in runners.items()
+  }
+  gen = tokens["a"].generation_key
+  assert gen == LeaseGenerationKey(TOOLSET_ID, 1, 1)
+  # The handle's `close()` releases nothing; record what was outstanding
+  # each time Runner cleanup reached it.
+  outstanding_at_close: list[int] = []
+  close = toolset.close
+
+  async def recording_close() -> None:
+    outstanding_at_close.append(registry.leases.outstanding(gen))
+    await close()
+
+  monkeypatch.setattr(toolset, "close", recording_close)
   return Shared(
-      ledger=ledger,
+      registry=registry,
       closer=closer,
       toolset=toolset,
       model=model,
@@ -230,6 +259,7 @@ def _shared(
       tokens=tokens,
       pending=pending,
       child_pids=mcp_apps.child_pids,
+      outstanding_at_close=outstanding_at_close,
   )
 
 
@@ -248,20 +278,20 @@ def no_leaked_processes(mcp_apps: Any) -> Iterator[None]:
 
 @pytest.fixture
 async def shared_factory(
-    mcp_apps: Any,
+    mcp_apps: Any, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncGenerator[Any, None]:
-  """Builds `Shared` setups; shuts their ledgers down at teardown."""
+  """Builds `Shared` setups; shuts their registries down at teardown."""
   made: list[Shared] = []
 
-  def make(**kwargs: Any) -> Shared:
-    shared = _shared(mcp_apps, **kwargs)
+  async def make(**kwargs: Any) -> Shared:
+    shared = await _shared(mcp_apps, monkeypatch, **kwargs)
     made.append(shared)
     return shared
 
   yield make
   for shared in made:
     shared.closer.gate.set()
-    await shared.ledger.shutdown()
+    await shared.registry.aclose()
 
 
 def _whoami(response: types.FunctionResponse) -> dict[str, Any]:
@@ -312,11 +342,11 @@ async def test_p2_rlt_01_runner_close_releases_exactly_its_token(
 ) -> None:
   """P2-RLT-01: binding stores the Runner's token in its side table;
   `Runner.close()` releases exactly that token."""
-  shared = shared_factory()
+  shared = await shared_factory()
   assert runner_leases(shared.a) == (shared.tokens["a"],)
   assert runner_leases(shared.b) == (shared.tokens["b"],)
   assert shared.tokens["a"] != shared.tokens["b"]
-  assert shared.ledger.outstanding(GEN) == 2
+  assert shared.ledger.outstanding(shared.gen) == 2
   server = await _both_live(shared)
 
   await shared.a.close()
@@ -348,17 +378,17 @@ async def test_p2_rlt_02_03_generation_closes_once_after_second_release(
 ) -> None:
   """P2-RLT-02 (A then B) / P2-RLT-03 (B then A): the generation, and with
   it the server process, closes exactly once, after the second release."""
-  shared = shared_factory()
+  shared = await shared_factory()
   server = await _both_live(shared)
 
   await shared.runner(first).close()
   assert shared.closer.attempts == 0
-  assert shared.ledger.state(GEN) is GenerationState.OPEN
+  assert shared.ledger.state(shared.gen) is GenerationState.OPEN
   assert shared.server_alive(server["pid"])
 
   await shared.runner(second).close()
   assert (shared.closer.attempts, shared.closer.successes) == (1, 1)
-  assert shared.ledger.state(GEN) is GenerationState.CLOSED
+  assert shared.ledger.state(shared.gen) is GenerationState.CLOSED
   assert not shared.server_alive(server["pid"])
 
 
@@ -367,17 +397,17 @@ async def test_p2_rlt_08_final_release_closes_exactly_once(
 ) -> None:
   """P2-RLT-08: the final release drives the one registry close; nothing
   after it (retries, repeat closes, shutdown) closes again."""
-  shared = shared_factory()
+  shared = await shared_factory()
   server = await _both_live(shared)
   await shared.a.close()
   await shared.b.close()
   assert shared.closer.successes == 1
   assert not shared.server_alive(server["pid"])
 
-  assert await shared.ledger.retry_pending() == frozenset()
+  assert await shared.registry.retry_lease_closes() == frozenset()
   await shared.a.close()
   await shared.b.close()
-  await shared.ledger.shutdown()
+  await shared.registry.aclose()
   assert (shared.closer.attempts, shared.closer.successes) == (1, 1)
 
 
@@ -398,13 +428,13 @@ async def test_p2_rlt_04_05_duplicate_close_releases_own_token_once(
 ) -> None:
   """P2-RLT-04 (A) / P2-RLT-05 (B): closing one Runner twice releases its
   token once and never the other's; the other keeps calling the server."""
-  shared = shared_factory()
+  shared = await shared_factory()
   server = await _both_live(shared)
 
   await shared.runner(twice).close()
   await shared.runner(twice).close()
   assert shared.ledger.is_held(shared.tokens[other])
-  assert shared.ledger.outstanding(GEN) == 1
+  assert shared.ledger.outstanding(shared.gen) == 1
   assert shared.closer.attempts == 0
   again = await _turn(shared.runner(other))
   assert again["pid"] == server["pid"]
@@ -441,7 +471,7 @@ async def test_p2_rlt_06_timed_out_close_is_retried_once(
 ) -> None:
   """P2-RLT-06: the final release's close times out once; the ledger
   retries it and the server is closed by exactly one successful close."""
-  shared = shared_factory(script=script, policy=policy)
+  shared = await shared_factory(script=script, policy=policy)
   server = await _both_live(shared)
   await shared.a.close()
   await shared.b.close()
@@ -460,7 +490,7 @@ async def test_p2_rlt_06_cancelled_release_is_retried_token_idempotently(
   """P2-RLT-06: B's `Runner.close()` is cancelled while the final close
   runs; the token stays released once, the close pending (the registry is
   told); the ledger's retry or B's second close then closes exactly once."""
-  shared = shared_factory(script=["gate"])
+  shared = await shared_factory(script=["gate"])
   server = await _both_live(shared)
   await shared.a.close()
 
@@ -470,21 +500,21 @@ async def test_p2_rlt_06_cancelled_release_is_retried_token_idempotently(
   with pytest.raises(asyncio.CancelledError):
     await closing
   shared.closer.gate.set()
-  assert shared.ledger.state(GEN) is GenerationState.CLOSE_PENDING
-  assert shared.pending == [GEN]
-  assert shared.ledger.outstanding(GEN) == 0
+  assert shared.ledger.state(shared.gen) is GenerationState.CLOSE_PENDING
+  assert shared.pending == [shared.gen]
+  assert shared.ledger.outstanding(shared.gen) == 0
   assert shared.closer.successes == 0 and shared.server_alive(server["pid"])
   await shared.a.close()  # A's repeat close acts on nobody's behalf.
   assert shared.closer.attempts == 1
 
   if retry_by == "registry_retry":
-    assert await shared.ledger.retry_pending() == frozenset({GEN})
+    assert await shared.registry.retry_lease_closes() == frozenset({shared.gen})
   else:
     await shared.b.close()
   assert (shared.closer.attempts, shared.closer.successes) == (2, 1)
   assert not shared.server_alive(server["pid"])
   await shared.b.close()
-  assert await shared.ledger.retry_pending() == frozenset()
+  assert await shared.registry.retry_lease_closes() == frozenset()
   assert shared.closer.attempts == 2
   assert runner_leases(shared.b) == ()
 
@@ -499,7 +529,7 @@ async def test_p2_rlt_07_other_runner_keeps_working_after_one_closes(
 ) -> None:
   """P2-RLT-07: with both Runners live, A closes while B is mid-turn; B's
   turn then calls the server on the same process and connection."""
-  shared = shared_factory()
+  shared = await shared_factory()
   server = await _both_live(shared)
 
   shared.model.entered, shared.model.proceed = asyncio.Event(), asyncio.Event()
@@ -530,19 +560,19 @@ async def test_p2_rlt_09_shutdown_closes_then_runner_close_closes_nothing(
 ) -> None:
   """P2-RLT-09: registry shutdown closes the generation with both tokens
   outstanding; the Runners' later closes close nothing twice."""
-  shared = shared_factory()
+  shared = await shared_factory()
   server = await _both_live(shared)
 
-  await shared.ledger.shutdown()
+  await shared.registry.aclose()
   assert (shared.closer.attempts, shared.closer.successes) == (1, 1)
   assert not shared.server_alive(server["pid"])
-  assert shared.ledger.outstanding(GEN) == 2
+  assert shared.ledger.outstanding(shared.gen) == 2
 
   await shared.a.close()
   await shared.b.close()
   await shared.a.close()
   assert shared.closer.attempts == 1
-  assert shared.ledger.outstanding(GEN) == 0
+  assert shared.ledger.outstanding(shared.gen) == 0
   assert runner_leases(shared.a) == runner_leases(shared.b) == ()
 
 
@@ -556,14 +586,14 @@ async def test_p2_reg_11_runner_cleanup_toolset_close_releases_no_token(
 ) -> None:
   """P2-REG-11: the shared toolset's `close()`, called by Runner cleanup,
   releases no token and closes nothing; only the tokens do."""
-  shared = shared_factory()
+  shared = await shared_factory()
   server = await _both_live(shared)
 
   await shared.a._cleanup_toolsets(  # pylint: disable=protected-access
       shared.a._collect_toolset(shared.agent)  # pylint: disable=protected-access
   )
   await shared.toolset.close()
-  assert shared.ledger.outstanding(GEN) == 2
+  assert shared.ledger.outstanding(shared.gen) == 2
   assert shared.server_alive(server["pid"])
 
   await shared.a.close()
@@ -571,6 +601,6 @@ async def test_p2_reg_11_runner_cleanup_toolset_close_releases_no_token(
   assert again["connectionId"] == server["connectionId"]
   await shared.b.close()
   # Each Runner.close() closed the toolset while its own token was held.
-  assert shared.toolset.outstanding_at_close == [2, 2, 2, 1]
+  assert shared.outstanding_at_close == [2, 2, 2, 1]
   assert shared.closer.successes == 1
   assert not shared.server_alive(server["pid"])

@@ -336,6 +336,23 @@ def _format_float(x: float) -> str:
   return sign + body
 
 
+def _format_small_float(x: float) -> str:
+  """Returns `_format_float(x)` for a float with 0 < |x| < 1e-4, faster.
+
+  `repr` writes such a float as `d[.ddd]e-XX`; ECMAScript writes it in
+  plain notation down to 1e-6 and as `d[.ddd]e-X` below.
+  """
+  mantissa, _, exponent_text = repr(x).partition('e')
+  exponent = int(exponent_text)
+  if exponent <= -7:
+    return f'{mantissa}e{exponent}'
+  sign = ''
+  if mantissa[0] == '-':
+    sign = '-'
+    mantissa = mantissa[1:]
+  return sign + '0.' + '0' * (-exponent - 1) + mantissa.replace('.', '')
+
+
 def _integral_float_as_int(x: float) -> int:
   """Returns the `int` whose decimal text ECMAScript prints for `x`.
 
@@ -426,28 +443,28 @@ def _reference_encode(
   parts: list[str] = []
   append = parts.append
 
-  def emit(node: object, depth: int) -> None:
+  def emit(node: Any, depth: int) -> None:
     kind = type(node)
     if kind is str:
-      _check_string(node, purpose)  # type: ignore[arg-type]
+      _check_string(node, purpose)
       append(_encode_basestring(node))
     elif kind is bool:
       append('true' if node else 'false')
     elif node is None:
       append('null')
     elif kind is int:
-      if not -MAX_SAFE_INTEGER <= node <= MAX_SAFE_INTEGER:  # type: ignore[operator]
+      if not -MAX_SAFE_INTEGER <= node <= MAX_SAFE_INTEGER:
         raise _out_of_range(purpose)
-      append(int.__repr__(node))  # type: ignore[arg-type]
+      append(int.__repr__(node))
     elif kind is float:
-      if node - node != 0.0:  # type: ignore[operator]
-        raise _non_finite(node, purpose)  # type: ignore[arg-type]
-      append(_format_float(node))  # type: ignore[arg-type]
+      if node - node != 0.0:
+        raise _non_finite(node, purpose)
+      append(_format_float(node))
     elif kind is list:
       if depth >= max_depth:
         raise CanonicalJsonTooDeepError(max_depth, purpose)
       append('[')
-      for index, item in enumerate(node):  # type: ignore[arg-type]
+      for index, item in enumerate(node):
         if index:
           append(',')
         try:
@@ -459,7 +476,7 @@ def _reference_encode(
     elif kind is dict:
       if depth >= max_depth:
         raise CanonicalJsonTooDeepError(max_depth, purpose)
-      mapping: dict[Any, Any] = node  # type: ignore[assignment]
+      mapping: dict[Any, Any] = node
       for key in mapping:
         if type(key) is not str:
           raise _unsupported_key(key, purpose)
@@ -497,68 +514,143 @@ _C_ENCODER = json.JSONEncoder(
     separators=(',', ':'),
 )
 
-_PLACEHOLDER_BASE = 7 * 10**39
-"""Placeholder integers are `_PLACEHOLDER_BASE + i`: 40 digits, all alike
-in length, far outside the range any accepted number is written in."""
-
-_PLACEHOLDER_PATTERN = re.compile(r'7000000000000000000(\d{21})')
+_PLACEHOLDER_INDEX_DIGITS = 12
+_PLACEHOLDER_PREFIX = '7' + '0' * 13
+_PLACEHOLDER_BASE = 7 * 10**25
+"""A placeholder is the integer `_PLACEHOLDER_BASE + i` for an index `i`
+below 10**12: 26 digits (every accepted number is written with at most 21
+digits in a row), `_PLACEHOLDER_PREFIX` ('7' and 13 zeros) exactly once, at
+its start, then `i` in 12 digits."""
 
 
 class _Fallback(Exception):
   """The fast path cannot write this value; use the reference encoder."""
 
 
-class _Prepass:
-  """Validates a value and rewrites what the C encoder would misprint.
+_TWO_53 = 2.0**53
 
-  Attributes:
-    small_floats: ECMAScript text of each placeholder, by index.
+
+def _prepass(
+    root: object, max_depth: int, purpose: Optional[Purpose]
+) -> tuple[object, list[str], int]:
+  """Validates a value and rewrites the floats the C encoder would misprint.
+
+  Containers are walked by two closures (local lookups are the cheapest in
+  CPython); a container holding a rewritten member is copied, the caller's
+  value is left alone. Errors get their JSON Pointer segments on the way
+  out (`try` costs nothing until something raises).
+
+  Args:
+    root: The value.
+    max_depth: The depth limit.
+    purpose: Named in errors.
+
+  Returns:
+    The value to hand the C encoder, the ECMAScript text of each placeholder
+    planted in it by index (one per distinct float), and the number of
+    placeholders planted.
+
+  Raises:
+    CanonicalJsonError: If the value is outside the domain or too deep.
   """
+  small: list[str] = []
+  small_index: dict[float, int] = {}
+  planted = [0]
+  limit = MAX_SAFE_INTEGER
 
-  __slots__ = ('max_depth', 'purpose', 'small_floats')
-
-  def __init__(self, max_depth: int, purpose: Optional[Purpose]):
-    self.max_depth = max_depth
-    self.purpose = purpose
-    self.small_floats: list[str] = []
-
-  def number(self, value: float) -> object:
-    """Returns what to hand the C encoder for a float."""
+  def number(value: float) -> object:
+    # Everything but a non-integral float of magnitude 1e-4 .. 1e16.
     if value - value != 0.0:
-      raise _non_finite(value, self.purpose)
-    integral = int(value)
-    if integral == value:
+      raise _non_finite(value, purpose)
+    if value % 1.0 == 0.0:
       if -_PLAIN_NOTATION_LIMIT < value < _PLAIN_NOTATION_LIMIT:
         return _integral_float_as_int(value)
       return value
     if value >= _FAST_FLOAT_MIN or value <= -_FAST_FLOAT_MIN:
       return value
-    self.small_floats.append(_format_float(value))
-    return _PLACEHOLDER_BASE + len(self.small_floats) - 1
+    # One placeholder per distinct value; `planted` counts occurrences.
+    planted[0] += 1
+    index = small_index.get(value)
+    if index is None:
+      index = small_index[value] = len(small)
+      small.append(_format_small_float(value))
+    return _PLACEHOLDER_BASE + index
 
-  def walk_list(self, items: list[Any], depth: int) -> list[Any]:
-    """Checks a list; returns it, or a copy with rewritten members."""
-    if depth > self.max_depth:
-      raise CanonicalJsonTooDeepError(self.max_depth, self.purpose)
-    out: Optional[list[Any]] = None
-    index = 0
+  def walk_dict(mapping: dict[Any, Any], depth: int) -> dict[Any, Any]:
+    if depth > max_depth:
+      raise CanonicalJsonTooDeepError(max_depth, purpose)
+    out: Optional[dict[Any, Any]] = None
+    key: Any = None
     try:
-      for index, item in enumerate(items):
+      for key, item in mapping.items():
+        if type(key) is not str:
+          raise _unsupported_key(key, purpose)
         kind = type(item)
-        if kind is str or kind is bool or item is None:
-          continue
-        if kind is int:
-          if item > MAX_SAFE_INTEGER or item < -MAX_SAFE_INTEGER:
-            raise _out_of_range(self.purpose)
+        if kind is str:
           continue
         if kind is float:
-          new = self.number(item)
+          if 1e-4 <= item < 1e16 or -1e16 < item <= -1e-4:
+            if item % 1.0:
+              continue
+            new: Any = int(item) if -_TWO_53 < item < _TWO_53 else number(item)
+          elif item == 0.0:
+            new = 0
+          else:
+            new = number(item)
+        elif kind is int:
+          if item > limit or item < -limit:
+            raise _out_of_range(purpose)
+          continue
         elif kind is dict:
-          new = self.walk_dict(item, depth + 1)
+          new = walk_dict(item, depth + 1)
         elif kind is list:
-          new = self.walk_list(item, depth + 1)
+          new = walk_list(item, depth + 1)
+        elif kind is bool or item is None:
+          continue
         else:
-          raise _unsupported(item, self.purpose)
+          raise _unsupported(item, purpose)
+        if new is not item:
+          if out is None:
+            out = dict(mapping)
+          out[key] = new
+    except CanonicalJsonError as e:
+      if type(key) is str:
+        e._segments.append(key)  # pylint: disable=protected-access
+      raise
+    return mapping if out is None else out
+
+  def walk_list(items: list[Any], depth: int) -> list[Any]:
+    if depth > max_depth:
+      raise CanonicalJsonTooDeepError(max_depth, purpose)
+    out: Optional[list[Any]] = None
+    index = -1
+    try:
+      for item in items:
+        index += 1
+        kind = type(item)
+        if kind is str:
+          continue
+        if kind is float:
+          if 1e-4 <= item < 1e16 or -1e16 < item <= -1e-4:
+            if item % 1.0:
+              continue
+            new: Any = int(item) if -_TWO_53 < item < _TWO_53 else number(item)
+          elif item == 0.0:
+            new = 0
+          else:
+            new = number(item)
+        elif kind is int:
+          if item > limit or item < -limit:
+            raise _out_of_range(purpose)
+          continue
+        elif kind is dict:
+          new = walk_dict(item, depth + 1)
+        elif kind is list:
+          new = walk_list(item, depth + 1)
+        elif kind is bool or item is None:
+          continue
+        else:
+          raise _unsupported(item, purpose)
         if new is not item:
           if out is None:
             out = list(items)
@@ -568,82 +660,82 @@ class _Prepass:
       raise
     return items if out is None else out
 
-  def walk_dict(self, mapping: dict[Any, Any], depth: int) -> dict[Any, Any]:
-    """Checks an object; returns it, or a copy with rewritten members."""
-    if depth > self.max_depth:
-      raise CanonicalJsonTooDeepError(self.max_depth, self.purpose)
-    out: Optional[dict[Any, Any]] = None
-    astral = False
-    key: Any = None
-    try:
-      for key, item in mapping.items():
-        if type(key) is not str:
-          raise _unsupported_key(key, self.purpose)
-        if not key.isascii() and max(key) > '\uffff':
-          astral = True
-        kind = type(item)
-        if kind is str or kind is bool or item is None:
-          continue
-        if kind is int:
-          if item > MAX_SAFE_INTEGER or item < -MAX_SAFE_INTEGER:
-            raise _out_of_range(self.purpose)
-          continue
-        if kind is float:
-          new = self.number(item)
-        elif kind is dict:
-          new = self.walk_dict(item, depth + 1)
-        elif kind is list:
-          new = self.walk_list(item, depth + 1)
-        else:
-          raise _unsupported(item, self.purpose)
-        if new is not item:
-          if out is None:
-            out = dict(mapping)
-          out[key] = new
-    except CanonicalJsonError as e:
-      if type(key) is str:
-        e._segments.append(key)  # pylint: disable=protected-access
-      raise
-    if astral and sorted(mapping) != sorted(mapping, key=_utf16_key):
-      raise _Fallback()
-    return mapping if out is None else out
+  value: Any = root
+  kind = type(value)
+  if kind is dict:
+    return walk_dict(value, 1), small, planted[0]
+  if kind is list:
+    return walk_list(value, 1), small, planted[0]
+  if kind is float:
+    return number(value), small, planted[0]
+  if kind is str or kind is bool or value is None:
+    return value, small, 0
+  if kind is int:
+    if value > limit or value < -limit:
+      raise _out_of_range(purpose)
+    return value, small, 0
+  raise _unsupported(value, purpose)
+
+
+def _astral_misordered(value: Any) -> bool:
+  """Whether an object's code-point and UTF-16 member orders differ.
+
+  Only an object with a member name above U+FFFF can differ; the value has
+  passed the pre-pass, so it is acyclic and within the depth limit.
+  """
+  kind = type(value)
+  if kind is dict:
+    for key in value:
+      if _has_astral(key):
+        if sorted(value) != sorted(value, key=_utf16_key):
+          return True
+        break
+    return any(_astral_misordered(item) for item in value.values())
+  if kind is list:
+    return any(_astral_misordered(item) for item in value)
+  return False
+
+
+_ASTRAL_LEADS = (b'\xf0', b'\xf1', b'\xf2', b'\xf3', b'\xf4')
+"""UTF-8 lead bytes of the characters above U+FFFF."""
 
 
 def _fast_encode(
     value: object, max_depth: int, purpose: Optional[Purpose]
-) -> str:
+) -> bytes:
   """Encodes `value` with the C encoder after the validating pre-pass.
+
+  Returns:
+    The canonical UTF-8 bytes.
 
   Raises:
     CanonicalJsonError: If the value is outside the domain or too deep.
-    _Fallback: If only the reference encoder can write it.
+    _Fallback: If only the reference encoder can write it (a placeholder
+      also spelled inside a string, an object whose member orders differ,
+      or a lone surrogate to be located).
   """
-  prepass = _Prepass(max_depth, purpose)
-  kind = type(value)
-  if kind is dict:
-    prepared: object = prepass.walk_dict(value, 1)  # type: ignore[arg-type]
-  elif kind is list:
-    prepared = prepass.walk_list(value, 1)  # type: ignore[arg-type]
-  elif kind is float:
-    if value - value != 0.0:  # type: ignore[operator]
-      raise _non_finite(value, purpose)  # type: ignore[arg-type]
-    return _format_float(value)  # type: ignore[arg-type]
-  elif kind is str or kind is bool or value is None:
-    prepared = value
-  elif kind is int:
-    if value > MAX_SAFE_INTEGER or value < -MAX_SAFE_INTEGER:  # type: ignore[operator]
-      raise _out_of_range(purpose)
-    prepared = value
-  else:
-    raise _unsupported(value, purpose)
+  prepared, small, planted = _prepass(value, max_depth, purpose)
   text: str = _C_ENCODER.encode(prepared)
-  if prepass.small_floats:
-    texts = prepass.small_floats
-    matches = _PLACEHOLDER_PATTERN.findall(text)
-    if len(matches) != len(texts):
+  if planted:
+    # Each placeholder holds the prefix exactly once; a string holding it
+    # too makes the count differ.
+    parts = text.split(_PLACEHOLDER_PREFIX)
+    if len(parts) != planted + 1:
       raise _Fallback()
-    text = _PLACEHOLDER_PATTERN.sub(lambda m: texts[int(m.group(1))], text)
-  return text
+    width = _PLACEHOLDER_INDEX_DIGITS
+    parts[1:] = [small[int(p[:width])] + p[width:] for p in parts[1:]]
+    text = ''.join(parts)
+  try:
+    data = text.encode('utf-8')
+  except UnicodeEncodeError:
+    raise _Fallback() from None
+  if not data.isascii():
+    for lead in _ASTRAL_LEADS:
+      if lead in data:
+        if _astral_misordered(value):
+          raise _Fallback()
+        break
+  return data
 
 
 # ---------------------------------------------------------------------------
@@ -664,8 +756,7 @@ def _check_limits(max_bytes: int, max_depth: int) -> None:
     raise ValueError(f'max_bytes must be a positive int, not {max_bytes!r}')
   if type(max_depth) is not int or not 0 <= max_depth <= MAX_DEPTH_CEILING:
     raise ValueError(
-        f'max_depth must be an int in 0..{MAX_DEPTH_CEILING},'
-        f' not {max_depth!r}'
+        f'max_depth must be an int in 0..{MAX_DEPTH_CEILING}, not {max_depth!r}'
     )
 
 
@@ -697,19 +788,9 @@ def canonicalize(
   tag = _purpose(purpose)
   _check_limits(max_bytes, max_depth)
   try:
-    text = _fast_encode(value, max_depth, tag)
+    data = _fast_encode(value, max_depth, tag)
   except _Fallback:
-    text = _reference_encode(value, max_depth, tag)
-  if len(text) > max_bytes:  # every character is at least one byte
-    raise CanonicalJsonTooLargeError(max_bytes, tag)
-  try:
-    data = text.encode('utf-8')
-  except UnicodeEncodeError:
-    # Only a lone surrogate fails; the reference encoder says where.
-    _reference_encode(value, max_depth, tag)
-    raise CanonicalJsonInvalidStringError(  # pragma: no cover
-        'lone surrogate', tag
-    ) from None
+    data = _reference_encode(value, max_depth, tag).encode('utf-8')
   if len(data) > max_bytes:
     raise CanonicalJsonTooLargeError(max_bytes, tag)
   return data

@@ -1,0 +1,153 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Shared SQLAlchemy plumbing for the durable MCP Apps stores.
+
+Every store runs on SQLAlchemy's async engine against a SQLite file
+(`sqlite+aiosqlite:///path`) or PostgreSQL (`postgresql+asyncpg://...`).
+This module holds what they share: engine construction (refusing in-memory
+SQLite, which is not durable and is private to one connection), a UTC
+timestamp column type that reads back timezone-aware on SQLite too, and
+race-safe idempotent schema creation for several workers starting at once.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+from typing import Optional
+from typing import Union
+import zlib
+
+from sqlalchemy import exc as sa_exc
+from sqlalchemy import MetaData
+from sqlalchemy import select
+from sqlalchemy import text
+from sqlalchemy import types
+from sqlalchemy.engine import Dialect
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import create_async_engine
+
+_SCHEMA_ATTEMPTS = 3
+
+
+class UtcDateTime(types.TypeDecorator[datetime.datetime]):
+  """A timezone-aware UTC timestamp on every backend.
+
+  Values must be aware; they are stored in UTC. SQLite keeps no offset, so
+  values read back naive are UTC by construction and made aware again.
+  """
+
+  impl = types.DateTime(timezone=True)
+  cache_ok = True
+
+  def process_bind_param(
+      self, value: Optional[datetime.datetime], dialect: Dialect
+  ) -> Optional[datetime.datetime]:
+    if value is None:
+      return None
+    if value.tzinfo is None or value.utcoffset() is None:
+      raise ValueError('UtcDateTime needs a timezone-aware datetime')
+    value = value.astimezone(datetime.timezone.utc)
+    if dialect.name == 'sqlite':
+      return value.replace(tzinfo=None)
+    return value
+
+  def process_result_value(
+      self, value: Optional[datetime.datetime], dialect: Dialect
+  ) -> Optional[datetime.datetime]:
+    if value is None:
+      return None
+    if value.tzinfo is None:
+      return value.replace(tzinfo=datetime.timezone.utc)
+    return value.astimezone(datetime.timezone.utc)
+
+
+def make_engine(url: Union[str, AsyncEngine], **kwargs: Any) -> AsyncEngine:
+  """An async engine for a durable store.
+
+  Args:
+    url: A SQLAlchemy async URL, or an engine to use as is.
+    **kwargs: Passed to `create_async_engine` when `url` is a string.
+
+  Returns:
+    The engine.
+
+  Raises:
+    ValueError: For an in-memory SQLite URL.
+  """
+  if isinstance(url, AsyncEngine):
+    engine = url
+  else:
+    parsed = make_url(url)
+    if parsed.get_backend_name() == 'sqlite' and parsed.database in (
+        None,
+        '',
+        ':memory:',
+    ):
+      raise ValueError(
+          'A durable store needs a SQLite file, not an in-memory database'
+      )
+    if parsed.get_backend_name() == 'postgresql':
+      kwargs.setdefault('pool_pre_ping', True)
+    engine = create_async_engine(parsed, **kwargs)
+  database = engine.url.database
+  if engine.dialect.name == 'sqlite' and database in (None, '', ':memory:'):
+    raise ValueError(
+        'A durable store needs a SQLite file, not an in-memory database'
+    )
+  return engine
+
+
+def advisory_lock_id(name: str) -> int:
+  """A stable 32-bit id for a PostgreSQL advisory lock named `name`."""
+  return zlib.crc32(name.encode('utf-8'))
+
+
+async def ensure_schema(
+    engine: AsyncEngine, metadata: MetaData, lock_name: str
+) -> None:
+  """Creates `metadata`'s tables and indexes if missing, race-safely.
+
+  Several workers may start at once. On PostgreSQL the creation runs under
+  a transaction-scoped advisory lock named `lock_name`; on any backend a
+  creation that loses a race (duplicate table or index) is retried, and the
+  retry finds the objects present.
+
+  Args:
+    engine: The engine.
+    metadata: The tables to create.
+    lock_name: The advisory lock's name (PostgreSQL only).
+
+  Raises:
+    sqlalchemy.exc.DBAPIError: If creation keeps failing.
+  """
+  for attempt in range(_SCHEMA_ATTEMPTS):
+    try:
+      async with engine.begin() as conn:
+        if conn.dialect.name == 'postgresql':
+          await conn.execute(
+              select(text('pg_advisory_xact_lock(:lock_id)')),
+              {'lock_id': advisory_lock_id(lock_name)},
+          )
+        await conn.run_sync(metadata.create_all, checkfirst=True)
+      return
+    except (
+        sa_exc.IntegrityError,
+        sa_exc.OperationalError,
+        sa_exc.ProgrammingError,
+    ):
+      if attempt + 1 == _SCHEMA_ATTEMPTS:
+        raise
