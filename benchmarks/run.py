@@ -102,6 +102,7 @@ def main() -> None:
       "(target: patched/pristine <= 1.02x; raw SDK lists without ADK's"
       ' McpTool wrapping)'
   )
+  _canonical_json()
   uri = _run('uri_canonicalization.py', ROOT / 'src')
   print(
       f'\nURI canonicalization: {uri["uris_per_second"]:,.0f} URIs/s over'
@@ -109,6 +110,22 @@ def main() -> None:
       f' {uri["urlsplit_per_second"]:,.0f}/s,'
       f' ratio {uri["urlsplit_per_second"] / uri["uris_per_second"]:.2f}x)'
   )
+
+
+def _canonical_json() -> None:
+  result = _run('canonical_json.py', ROOT / 'src')
+  rates = result['mb_per_second']
+  print(
+      f'\nADK Canonical JSON v1 on a {result["bytes"] / 1e6:.1f} MB tool'
+      ' result, MB/s:'
+  )
+  print('  ' + ', '.join(f'{name} {rate:.1f}' for name, rate in rates.items()))
+  print(
+      f'  adk vs C json.dumps(sort_keys=True): {result["adk_vs_json_c"]:.2f}x'
+      ' (target >= 0.5x)'
+  )
+  if 'adk_vs_rfc8785' in result:
+    print(f'  adk vs rfc8785: {result["adk_vs_rfc8785"]:.2f}x (target >= 3x)')
 
 
 if __name__ == '__main__':

@@ -28,8 +28,9 @@ I-JSON domain (RFC 7493):
   surrogate pair, so before U+E000..U+FFFF);
 * numbers are written the way ECMAScript's `Number.prototype.toString`
   writes them: the shortest digits that read back to the same double, in
-  plain notation from 1e-7 (exclusive) up to 1e21 (exclusive) and as
-  `1.5e+21` / `1e-7` outside it; `-0.0` is written `0`;
+  plain notation from 1e-6 up to 1e21 (exclusive), so `0.000001` and
+  `100000000000000000000`, and as `1e+21` / `1.5e-7` outside it; `-0.0` is
+  written `0`;
 * strings escape only `"`, `\\` and the controls U+0000..U+001F (`\\b`,
   `\\t`, `\\n`, `\\f`, `\\r` short, the others as lowercase `\\u00xx`); every
   other character is written as itself in UTF-8;

@@ -32,13 +32,27 @@ suite follow in this PR series.
 in the binding fingerprint, so swapping in another (for example an empty)
 store changes `binding_revision` and cannot silently validate descriptors
 issued against the old one.
+
+Persistence compatibility (RFC §3): a store declares the properties ADK
+relies on as `persistence_capabilities` (a set of `SealedStoreCapability`),
+and binding calls `validate_sealed_store` with the namespace and revision it
+expects. A store that declares nothing (such as the in-memory dev store) is
+therefore never validated as durable.
+
+A store that tracks references (`ReferenceTrackingSealedResultStore`) also
+records the pending-to-committed transition when the Event carrying a
+record's reference is appended, and its GC consults the active-operation
+registry by operation-instance id.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import enum
+from typing import AbstractSet
 from typing import Awaitable
 from typing import Callable
+from typing import Iterable
 from typing import Optional
 from typing import Protocol
 from typing import runtime_checkable
@@ -123,9 +137,55 @@ class SealedResultCorruptError(SealedResultStoreError):
   """The stored bytes fail the store-private digest."""
 
 
+class SealedResultStoreIncompatibleError(SealedResultStoreError):
+  """A store fails persistence-compatibility validation.
+
+  Attributes:
+    missing: The required capabilities the store does not declare.
+    problems: Every reason the store was rejected, human-readable.
+  """
+
+  def __init__(
+      self,
+      problems: tuple[str, ...],
+      missing: AbstractSet[SealedStoreCapability] = frozenset(),
+  ) -> None:
+    self.problems = problems
+    self.missing = frozenset(missing)
+    super().__init__(
+        'Sealed-result store is not persistence-compatible: '
+        + '; '.join(problems)
+    )
+
+
+class SealedStoreCapability(str, enum.Enum):
+  """A property of a sealed-result backend that binding validates (§3)."""
+
+  DURABLE_IMMUTABLE_CREATE = 'durable_immutable_create'
+  """Records survive restart; create is immutable per operation instance."""
+  TENANT_SCOPED_LOOKUP = 'tenant_scoped_lookup'
+  """Resolve matches the full key scope, incarnation included."""
+  DIGEST_VERIFICATION = 'digest_verification'
+  """A store-private content digest is verified at every resolve."""
+  RETENTION_AND_DELETION = 'retention_and_deletion'
+  """GC of expired unreferenced pending records and incarnation cascade."""
+  STABLE_NAMESPACE_REVISION = 'stable_namespace_revision'
+  """`namespace` and `revision` do not change while records exist."""
+
+
+REQUIRED_SEALED_STORE_CAPABILITIES: frozenset[SealedStoreCapability] = (
+    frozenset(SealedStoreCapability)
+)
+"""What binding requires of a production sealed-result store."""
+
+
 IsReferenced = Callable[[SealedRecordScope, SealedResultRef], Awaitable[bool]]
 """Asks ADK whether a record is referenced by a persisted Event or owned by
 an operation in the active-operation registry."""
+
+IsActiveOperation = Callable[[str], Awaitable[bool]]
+"""Asks ADK whether an operation instance is in the active-operation
+registry."""
 
 
 @runtime_checkable
@@ -211,3 +271,112 @@ class SealedResultStore(Protocol):
       How many records were deleted by this call.
     """
     ...
+
+
+@runtime_checkable
+class ReferenceTrackingSealedResultStore(SealedResultStore, Protocol):
+  """A store that records when a record becomes referenced.
+
+  A record is created `pending`. ADK calls `mark_referenced` once the Event
+  carrying the record's reference is appended; from then on the record is
+  `committed` and only the deletion cascade removes it. A crash between the
+  append and the mark leaves it pending, so GC still asks `is_referenced`
+  (the authoritative Event) before deleting anything.
+  """
+
+  async def mark_referenced(
+      self, scope: SealedRecordScope, ref: SealedResultRef
+  ) -> None:
+    """Marks a record committed; idempotent.
+
+    Raises:
+      SealedResultNotFoundError: No such record in exactly this scope.
+    """
+    ...
+
+  async def collect_garbage(
+      self,
+      *,
+      now: float,
+      is_referenced: IsReferenced,
+      is_active_operation: Optional[IsActiveOperation] = None,
+  ) -> int:
+    """Deletes expired pending records that nothing references or owns.
+
+    Args:
+      now: The current time, in seconds since the epoch.
+      is_referenced: As in `SealedResultStore.collect_garbage`.
+      is_active_operation: Consulted with the record's operation-instance
+        id; a record whose operation is active (or for which it raises) is
+        kept.
+
+    Returns:
+      How many records were deleted.
+    """
+    ...
+
+
+def _read_label(store: object, attribute: str) -> tuple[Optional[str], str]:
+  try:
+    value = getattr(store, attribute)
+  except Exception as e:  # pylint: disable=broad-exception-caught
+    return None, f'{attribute} raised {type(e).__name__}'
+  if not isinstance(value, str) or not value.strip():
+    return None, f'{attribute} is empty or not a str'
+  return value, ''
+
+
+def validate_sealed_store(
+    store: object, expected_namespace: str, expected_revision: str
+) -> None:
+  """Persistence-compatibility validation of a sealed-result store (§3).
+
+  Checks that `store` implements the contract, declares every required
+  capability, and reports a non-empty, stable namespace and revision equal
+  to the expected ones (those the binding's descriptors were issued
+  against), so a swapped-in store, empty or not, is rejected.
+
+  Args:
+    store: The candidate store.
+    expected_namespace: The namespace the binding expects.
+    expected_revision: The revision the binding expects.
+
+  Raises:
+    SealedResultStoreIncompatibleError: Listing every problem found.
+  """
+  problems: list[str] = []
+  try:
+    conforms = isinstance(store, SealedResultStore)
+  except Exception:  # pylint: disable=broad-exception-caught
+    conforms = False
+  if not conforms:
+    problems.append(
+        f'{type(store).__name__} does not implement SealedResultStore'
+    )
+  try:
+    declared: Iterable[object] = getattr(
+        store, 'persistence_capabilities', frozenset()
+    )
+    capabilities = {c for c in declared if isinstance(c, SealedStoreCapability)}
+  except Exception:  # pylint: disable=broad-exception-caught
+    capabilities = set()
+  missing = REQUIRED_SEALED_STORE_CAPABILITIES - capabilities
+  for capability in sorted(missing, key=lambda c: c.value):
+    problems.append(f'does not declare {capability.value}')
+  for attribute, expected in (
+      ('namespace', expected_namespace),
+      ('revision', expected_revision),
+  ):
+    first, why = _read_label(store, attribute)
+    if first is None:
+      problems.append(why)
+      continue
+    again, _ = _read_label(store, attribute)
+    if again != first:
+      problems.append(f'{attribute} is not stable')
+    elif first != expected:
+      problems.append(
+          f'{attribute} {first!r} differs from the expected {expected!r}'
+      )
+  if problems:
+    raise SealedResultStoreIncompatibleError(tuple(problems), missing)
