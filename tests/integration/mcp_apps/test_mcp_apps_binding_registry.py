@@ -36,6 +36,7 @@ import asyncio
 from collections.abc import AsyncGenerator
 import inspect
 import json
+import re
 import threading
 import types as pytypes
 from typing import Any
@@ -183,9 +184,20 @@ class ScriptedLlm(BaseLlm):
     yield LlmResponse(content=genai_types.Content(role="model", parts=[part]))
 
 
-async def _model_call(toolset: Any, tool: str = names.WHOAMI) -> dict[str, Any]:
-  """One real Runner turn whose model calls `tool`; returns its answer."""
-  agent = LlmAgent(name="probe", model=ScriptedLlm(tool=tool), tools=[toolset])
+async def _model_call(
+    toolset: Any,
+    tool: str = names.WHOAMI,
+    key: str = "connectionId",
+    **agent: Any,
+) -> dict[str, Any]:
+  """One real Runner turn whose model calls `tool`; returns its answer.
+
+  The answer is the part of the function response carrying `key`;
+  `agent` adds `LlmAgent` arguments (callbacks).
+  """
+  agent = LlmAgent(
+      name="probe", model=ScriptedLlm(tool=tool), tools=[toolset], **agent
+  )
   runner = InMemoryRunner(agent=agent, app_name="probe")
   responses = []
   try:
@@ -204,7 +216,7 @@ async def _model_call(toolset: Any, tool: str = names.WHOAMI) -> dict[str, Any]:
   finally:
     await runner.close()  # Reaches the handle's close(): releases nothing.
   assert len(responses) == 1, responses
-  found = _find(responses[0], "connectionId")
+  found = _find(responses[0], key)
   assert found is not None, responses[0]
   return found
 
@@ -1050,18 +1062,25 @@ async def test_p2_loop_01_registry_bound_io_runs_on_the_registry_thread(
 
 
 class _CallParker:
-  """A header provider that parks the first tool call (not the listing).
+  """A header provider that parks the tool call armed by `before_tool`.
 
-  McpTool builds its headers inside the proxy gate's admission, so a parked
-  call is admitted and in flight; listings (no function call id) pass.
+  McpTool builds its headers inside the proxy gate's admission, so the
+  parked call is admitted and in flight; listings pass unparked.
   """
 
   def __init__(self) -> None:
+    self.armed = False
     self.entered = asyncio.Event()
     self.opened = asyncio.Event()
 
+  def before_tool(self, *args: Any, **kwargs: Any) -> None:
+    del args, kwargs
+    self.armed = True
+
   async def __call__(self, readonly_context: Any) -> dict[str, str]:
-    if getattr(readonly_context, "function_call_id", None):
+    del readonly_context
+    if self.armed:
+      self.armed = False
       self.entered.set()
       await self.opened.wait()
     return {}
@@ -1092,8 +1111,16 @@ async def test_p2_rdy_20_loss_during_initial_ui_call(
     hook_ran = asyncio.Event()
     reg.add_revocation_hook(lambda event: hook_ran.set())
     handle = reg.toolset("conf")
-    turn = asyncio.create_task(_model_call(handle, names.OPEN_VIEW))
-    await parker.entered.wait()  # The UI call is admitted and in flight.
+    turn = asyncio.create_task(
+        _model_call(
+            handle,
+            names.OPEN_VIEW,
+            key="text",
+            before_tool_callback=parker.before_tool,
+        )
+    )
+    # The UI call is admitted and in flight.
+    await asyncio.wait_for(parker.entered.wait(), TIMEOUT)
     assert old.inflight == 1
     revoking = asyncio.create_task(reg.revoke())
     await hook_ran.wait()  # Step 1 done: the gate is shut.
@@ -1102,19 +1129,25 @@ async def test_p2_rdy_20_loss_during_initial_ui_call(
     with pytest.raises(StaleGenerationError):
       await old.call_tool(names.WHOAMI)  # New work on it is refused.
     parker.opened.set()
-    result = await turn  # The completed UI result reached the model.
-    assert result["supportsApps"] is True and result.get("nonce"), result
+    # The completed UI result reached the model.
+    result = await asyncio.wait_for(turn, TIMEOUT)
+    match = re.search(r"nonce ([0-9a-f]+)", result["text"])
+    assert match, result
     report = await revoking
     assert report.steps == STEPS
     assert report.drains["conf"] == DrainResult(admitted=1, cancelled=0)
     assert old.state is S.CLOSED and old.close_count == 1
     new = reg.lookup("conf")
     assert new.state is S.MODEL_ONLY
-    await _assert_old_connection_terminated(new, result["nonce"])
+    await _assert_old_connection_terminated(new, match.group(1))
     _assert_not_advertising(await _model_call(handle))
 
 
-async def test_p2_reg_12_runner_lease_survives_rebind_on_its_generation(
+class _StandInRunner:
+  """A Runner stand-in: the side table only needs a weak-referenceable key."""
+
+
+async def test_runner_leases_stay_on_their_generation_across_rebind(
     mcp_apps: Any,
 ) -> None:
   """Registry leases across a rebind: a token stays bound to the generation
@@ -1131,7 +1164,7 @@ async def test_p2_reg_12_runner_lease_survives_rebind_on_its_generation(
   async with _registry(
       {"conf": _stdio_spec(mcp_apps)}, _lease_close_hook=hook
   ) as reg:
-    runner = object()
+    runner = _StandInRunner()
     token = reg.bind_runner(runner, "conf")
     assert reg.bind_runner(runner, "conf") is token  # Idempotent.
     assert token.generation_key == LeaseGenerationKey("conf", 1, 1)

@@ -216,8 +216,9 @@ async def create_session(
     manager: RoutedManager,
     headers: Headers = None,
     *,
-    admission: Callable[[], contextlib.AbstractContextManager[Any]]
-    | None = None,
+    admission: (
+        Callable[[], contextlib.AbstractContextManager[Any]] | None
+    ) = None,
 ) -> RoutedSession:
   """`MCPSessionManager.create_session`, pooled on the registry loop.
 

@@ -75,12 +75,12 @@ from typing import TYPE_CHECKING
 
 from typing_extensions import override
 
+from . import loop_routing
 from ...agents.readonly_context import ReadonlyContext
 from ...tools.base_tool import BaseTool
 from ...tools.base_toolset import BaseToolset
 from ...tools.mcp_tool.mcp_session_manager import MCPSessionManager
 from ...tools.mcp_tool.mcp_toolset import McpToolset
-from . import loop_routing
 from .errors import BindingConflictError
 from .errors import ConfigurationFrozenError
 from .errors import IllegalTransitionError
@@ -363,7 +363,9 @@ class _SealedSessionManager(MCPSessionManager):
       raise ConfigurationFrozenError(type(self).__name__, name)
     super().__delattr__(name)
 
-  async def create_session(self, headers: Optional[dict[str, str]] = None) -> Any:
+  async def create_session(
+      self, headers: Optional[dict[str, str]] = None
+  ) -> Any:
     # A revoked generation never opens (or reopens) a connection, whoever
     # holds a reference to this manager.
     gate = self._adk_apps_gate

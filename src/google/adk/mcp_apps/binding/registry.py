@@ -51,11 +51,18 @@ proxy's. Shutdown (`aclose()`) closes exactly the proxies the registry
 constructed, each once, then the registry's event loop.
 
 The registry owns a `RegistryEventLoop` (started by `start()`, closed by
-`aclose()`), exposed as `event_loop` for the connection routing of
-profile-bound sessions. Runtime toolsets are closed on the calling loop:
-upstream's session manager only schedules, and does not await, the teardown
-of a session that lives on another loop, and revocation must observe the
-connection closed before it reports step 3 done.
+`aclose()`, exposed as `event_loop`) and builds every profile-bound binding
+with it (`AppsClientBinding(..., registry_loop=...)`), so every app-safe
+listing, call, read and close runs on the registry thread (`loop_routing`,
+P2-LOOP-01). The proxy's admission gate is checked in the caller's task and
+carried to the registry-loop task as an admission ticket, so admitted work
+still drains after a revoke. Closing a runtime toolset (withdrawal step 3,
+shutdown, a lease epoch's last release) closes its routed sessions on the
+registry loop and awaits them, so step 3 observes the connection closed.
+
+The registry also owns the Runner lease ledger (`leases`, `bind_runner`):
+see `bind_runner` for epochs, rebind and shutdown. Shutdown closes the open
+lease epochs first, then the proxies, then the loop.
 """
 
 from __future__ import annotations
@@ -78,6 +85,7 @@ from typing import Union
 
 from typing_extensions import override
 
+from . import leases as _leases
 from ...agents.readonly_context import ReadonlyContext
 from ...tools.base_tool import BaseTool
 from ...tools.base_toolset import BaseToolset
@@ -102,7 +110,6 @@ from .leases import LeaseError
 from .leases import LeaseRetryPolicy
 from .leases import LeaseToken
 from .leases import RunnerLeaseLedger
-from . import leases as _leases
 from .proxy import DEFAULT_DRAIN_TIMEOUT
 from .proxy import DrainResult
 from .proxy import HostBoundMcpToolset
@@ -603,9 +610,7 @@ class McpAppBindingRegistry:
               and key.binding_generation == proxy.binding_generation
               else 1
           )
-          key = LeaseGenerationKey(
-              toolset_id, proxy.binding_generation, epoch
-          )
+          key = LeaseGenerationKey(toolset_id, proxy.binding_generation, epoch)
           self._leases.open_generation(
               key, functools.partial(self._close_lease_epoch, key, proxy)
           )
