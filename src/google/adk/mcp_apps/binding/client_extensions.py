@@ -152,11 +152,12 @@ class AppsClientBinding:
       (the caller's loop, as upstream).
   """
 
-  __slots__ = ('_extensions_json', '_app_safe', '_registry_loop')
+  __slots__ = ('_extensions_json', '_app_safe', '_registry_loop', '_scope')
 
   _extensions_json: str
   _app_safe: bool
   _registry_loop: RegistryEventLoop | None
+  _scope: str
 
   def __init__(
       self,
@@ -164,6 +165,7 @@ class AppsClientBinding:
       *,
       app_safe: bool = True,
       registry_loop: RegistryEventLoop | None = None,
+      scope: str = '',
   ) -> None:
     """Validates and freezes a client extensions map.
 
@@ -173,6 +175,10 @@ class AppsClientBinding:
       app_safe: Whether the connection omits the input-request callbacks.
       registry_loop: Run the connection's transport I/O on this registry
         loop (see `loop_routing`); None keeps it on the caller's loop.
+      scope: An opaque digest of everything else the connection's
+        configuration depends on (the registry passes the host profile's
+        fingerprint), folded into `fingerprint` and so into pool and
+        `tools/list` cache keys: a fingerprint change never reuses a key.
 
     Raises:
       ClientExtensionsUnsupportedError: The installed MCP SDK is 1.x.
@@ -205,6 +211,9 @@ class AppsClientBinding:
     object.__setattr__(self, '_extensions_json', canonical)
     object.__setattr__(self, '_app_safe', app_safe)
     object.__setattr__(self, '_registry_loop', _checked_loop(registry_loop))
+    if not isinstance(scope, str):
+      raise ClientExtensionsError('scope must be a string')
+    object.__setattr__(self, '_scope', scope)
 
   @classmethod
   def for_mcp_apps(
@@ -285,7 +294,10 @@ class AppsClientBinding:
       A new binding equal to this one.
     """
     return AppsClientBinding(
-        self.extensions, app_safe=self._app_safe, registry_loop=registry_loop
+        self.extensions,
+        app_safe=self._app_safe,
+        registry_loop=registry_loop,
+        scope=self._scope,
     )
 
   @property
@@ -311,11 +323,14 @@ class AppsClientBinding:
 
   @property
   def fingerprint(self) -> str:
-    """SHA-256 over the canonical extensions map and `app_safe`."""
-    material = _canonical_json(
-        {'appSafe': self._app_safe, 'extensions': self.extensions},
-        'the binding',
-    )
+    """SHA-256 over the extensions map, `app_safe` and the scope."""
+    value: dict[str, Any] = {
+        'appSafe': self._app_safe,
+        'extensions': self.extensions,
+    }
+    if self._scope:
+      value['scope'] = self._scope
+    material = _canonical_json(value, 'the binding')
     return hashlib.sha256(material.encode()).hexdigest()
 
   def __setattr__(self, name: str, value: Any) -> None:
@@ -327,13 +342,14 @@ class AppsClientBinding:
   def __eq__(self, other: object) -> bool:
     if not isinstance(other, AppsClientBinding):
       return NotImplemented
-    return (self._extensions_json, self._app_safe) == (
+    return (self._extensions_json, self._app_safe, self._scope) == (
         other._extensions_json,
         other._app_safe,
+        other._scope,
     )
 
   def __hash__(self) -> int:
-    return hash((self._extensions_json, self._app_safe))
+    return hash((self._extensions_json, self._app_safe, self._scope))
 
   def __repr__(self) -> str:
     routed = (
@@ -354,7 +370,7 @@ class AppsClientBinding:
 
   def __reduce__(self) -> tuple[Any, ...]:
     # The registry loop is process-local: it is not pickled (class docstring).
-    return (_restore, (self._extensions_json, self._app_safe))
+    return (_restore, (self._extensions_json, self._app_safe, self._scope))
 
 
 def _checked_loop(loop: object) -> RegistryEventLoop | None:
@@ -371,9 +387,13 @@ def _checked_loop(loop: object) -> RegistryEventLoop | None:
   )
 
 
-def _restore(extensions_json: str, app_safe: bool) -> AppsClientBinding:
+def _restore(
+    extensions_json: str, app_safe: bool, scope: str = ''
+) -> AppsClientBinding:
   """Unpickles a binding (it must still be requested on SDK 2.x)."""
-  return AppsClientBinding(json.loads(extensions_json), app_safe=app_safe)
+  return AppsClientBinding(
+      json.loads(extensions_json), app_safe=app_safe, scope=scope
+  )
 
 
 def checked(binding: object) -> AppsClientBinding | None:

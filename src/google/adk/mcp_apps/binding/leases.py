@@ -241,6 +241,8 @@ class _Generation:
   state: GenerationState = GenerationState.OPEN
   outstanding: int = 0
   attempts: int = 0
+  sealed: bool = False
+  """No new leases: the generation was superseded (tokens stay releasable)."""
   trigger: _Lease | None = None
   """The lease whose release made the close due (None: shutdown's)."""
   attempt_done: concurrent.futures.Future[None] | None = None
@@ -328,11 +330,30 @@ class RunnerLeaseLedger:
         raise GenerationClosedError(
             f'Generation {generation_key!r} is {generation.state.value}'
         )
+      if generation.sealed:
+        raise GenerationClosedError(
+            f'Generation {generation_key!r} was superseded'
+        )
       secret = secrets.token_urlsafe(_TOKEN_BYTES)
       token = LeaseToken(secret, generation_key)
       self._leases[secret] = _Lease(token)
       generation.outstanding += 1
       return token
+
+  def seal(self, generation_key: Hashable) -> None:
+    """Stops issuing leases on a superseded generation.
+
+    Withdrawal revokes the old generation's leases: no new token may bind a
+    Runner to it. Tokens already issued stay releasable, and the generation
+    still closes exactly once. Unknown keys are ignored (idempotent).
+
+    Args:
+      generation_key: A key passed to `open_generation`.
+    """
+    with self._lock:
+      generation = self._generations.get(generation_key)
+      if generation is not None:
+        generation.sealed = True
 
   async def release(self, token: LeaseToken) -> ReleaseResult:
     """Releases one token; the last release closes its generation.

@@ -76,6 +76,7 @@ from collections.abc import Iterable
 from collections.abc import Mapping
 import dataclasses
 import functools
+import hashlib
 import inspect
 import logging
 import threading
@@ -92,6 +93,7 @@ from ...tools.base_toolset import BaseToolset
 from ..catalog.app_catalog import AppCallPolicy
 from ..catalog.app_catalog import DEFAULT_POLICY
 from ..profile.capabilities import HostCapabilities
+from ..profile.fingerprint import fingerprint_bytes
 from ..profile.host_profile import McpAppsHostProfile
 from ..profile.readiness import check_readiness
 from ..profile.readiness import Readiness
@@ -657,8 +659,11 @@ class McpAppBindingRegistry:
           '; '.join(str(r) for r in readiness.reasons),
       )
       return readiness, None
+    # The profile's fingerprint scopes pool and tools/list cache keys, so a
+    # fingerprint change can never be served by a key of the old one.
+    scope = hashlib.sha256(fingerprint_bytes(profile)).hexdigest()
     return readiness, AppsClientBinding(
-        readiness.client_extensions(), registry_loop=self._loop
+        readiness.client_extensions(), registry_loop=self._loop, scope=scope
     )
 
   async def _new_proxy(
@@ -760,6 +765,9 @@ class McpAppBindingRegistry:
         assert previous is not None
         old[entry.toolset_id] = previous
         entry.current = successors[entry.toolset_id]
+        if entry.lease_key is not None:
+          # The old generation's leases are revoked: none may be issued.
+          self._leases.seal(entry.lease_key)
     for toolset_id, proxy in old.items():
 
       def refusal(
