@@ -577,6 +577,9 @@ def _prepass(
       small.append(_format_small_float(value))
     return _PLACEHOLDER_BASE + index
 
+  # `walk_dict` and `walk_list` repeat the per-value dispatch on purpose: a
+  # shared helper would add a Python call per value to the hot path, and
+  # sealing a multi-megabyte result walks every value once.
   def walk_dict(mapping: dict[Any, Any], depth: int) -> dict[Any, Any]:
     if depth > max_depth:
       raise CanonicalJsonTooDeepError(max_depth, purpose)
