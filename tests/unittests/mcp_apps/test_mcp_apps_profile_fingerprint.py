@@ -24,6 +24,7 @@ import dataclasses
 import json
 import re
 
+from google.adk.mcp_apps import canonical_json
 from google.adk.mcp_apps.catalog.listing import ToolListingBounds
 from google.adk.mcp_apps.contracts import BindingKeyUnavailableError
 from google.adk.mcp_apps.contracts.local_dev import LocalDevExportAuditStore
@@ -88,9 +89,9 @@ def test_prof_binding_revision_format_and_determinism():
   assert re.fullmatch(r'v1:k1:[0-9a-f]{64}', _BASE)
   assert binding_revision(_profile()) == _BASE
   assert verify_binding_revision(_profile(), _BASE)
-  envelope = json.loads(fingerprint_bytes(_profile()))
-  assert envelope['purpose'] == 'binding-revision'
-  assert envelope['value'] == fingerprint_subset(_profile())
+  header, _, body = fingerprint_bytes(_profile()).partition(b'\n')
+  assert header == b'adk-canonical-json/v1 binding-revision'
+  assert json.loads(body) == fingerprint_subset(_profile())
   other_key = _profile(
       key_provider=LocalDevKeyProvider(key_id='k1', secret=b'\x01' * 32)
   )
@@ -449,3 +450,26 @@ def test_prof_subset_holds_no_ephemeral_or_identity_values():
   for absent in ('adk-web-local-dev', 'local-dev-1', 'generation', 'audit'):
     assert absent not in text
   assert dataclasses.is_dataclass(_profile())
+
+
+def test_p2_cj_09_binding_revision_input_is_the_identity_subset_only():
+  """P2-CJ-09: the HMAC input is the canonical envelope of the subset alone."""
+  profile = _profile()
+  subset = fingerprint_subset(profile)
+  assert set(subset) == {
+      'extension',
+      'host_capabilities',
+      'callback_policy',
+      'connection_affinity',
+      'resource_policy_revision',
+      'limits_revision',
+      'sealed_result_store',
+      'session_lifecycle_store',
+      'replay_classification',
+  }
+  assert fingerprint_bytes(profile) == canonical_json.envelope(
+      canonical_json.Purpose.BINDING_REVISION, subset
+  )
+  assert canonical_json.open_envelope(
+      canonical_json.Purpose.BINDING_REVISION, fingerprint_bytes(profile)
+  ) == canonical_json.canonicalize(subset)

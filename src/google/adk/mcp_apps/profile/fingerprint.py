@@ -42,8 +42,8 @@ checked independently at each barrier, so descriptors survive a reconnect or
 a provider replacement while stale Views, leases and cache entries do not.
 
 `binding_revision` is `v1:<key_id>:<hex>`, the hex being HMAC-SHA256 under
-the key provider's active key of the subset serialized by
-`serialization.serialize` with the purpose tag `binding-revision`.
+the key provider's active key of the subset in an ADK Canonical JSON v1
+envelope with the purpose `binding-revision`.
 """
 
 from __future__ import annotations
@@ -52,12 +52,12 @@ import hashlib
 import hmac
 from typing import Any
 
+from .. import canonical_json
 from ..contracts.key_provider import BindingKeyUnavailableError
 from ..errors import McpAppsError
 from .host_profile import McpAppsHostProfile
-from .serialization import serialize
 
-BINDING_REVISION_PURPOSE = 'binding-revision'
+BINDING_REVISION_PURPOSE = canonical_json.Purpose.BINDING_REVISION.value
 """The purpose tag of the fingerprint's serialization."""
 
 BINDING_REVISION_VERSION = 'v1'
@@ -110,8 +110,10 @@ def fingerprint_subset(profile: McpAppsHostProfile) -> dict[str, Any]:
 
 
 def fingerprint_bytes(profile: McpAppsHostProfile) -> bytes:
-  """The serialized fingerprint subset: the HMAC input of the revision."""
-  return serialize(BINDING_REVISION_PURPOSE, fingerprint_subset(profile))
+  """The canonical fingerprint subset: the HMAC input of the revision."""
+  return canonical_json.envelope(
+      canonical_json.Purpose.BINDING_REVISION, fingerprint_subset(profile)
+  )
 
 
 def _digest(secret: bytes, message: bytes) -> str:

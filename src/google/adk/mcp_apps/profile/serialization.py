@@ -13,14 +13,15 @@
 # limitations under the License.
 
 
-"""The one deterministic serialization behind profile digests.
+"""The deterministic serialization behind the profile's own revisions.
 
-The binding fingerprint and the profile's own revisions (limits, resource
-policy) are digests of JSON values. They are all serialized here, as
-sorted-key compact UTF-8 JSON inside a purpose-tagged envelope, so that the
-same value under two purposes never yields the same bytes. A later PR of
-this series replaces the body of `serialize` with ADK Canonical JSON v1
-(RFC 8785 with the I-JSON number domain); nothing else changes then.
+The limits and resource-policy revisions are unkeyed digests of JSON values,
+serialized here as sorted-key compact UTF-8 JSON inside a purpose-tagged
+envelope, so the same value under two purposes never yields the same bytes.
+Their values are plain strings, integers and booleans, for which this equals
+ADK Canonical JSON v1. The keyed `binding_revision` is computed over an ADK
+Canonical JSON v1 envelope (`fingerprint.py`), whose purposes are the RFC's
+closed set.
 """
 
 from __future__ import annotations
