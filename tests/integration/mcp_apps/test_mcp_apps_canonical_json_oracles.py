@@ -24,7 +24,7 @@ bytes of
   hash in `tests/integration/canonical_json_oracle/package-lock.json`.
 
 The npm package is installed with `npm ci` into that folder on first use
-(`ensure_oracle_installed`, the same stamp-and-lock scheme as
+(`ensure_oracle_installed`, through `install_lockfile` of
 `third_party_mcp_apps/servers.py`). One Node process serves the whole
 module: `oracle.mjs` answers one canonical line per JSON line, so the
 generated examples stream through it without a process per example.
@@ -33,12 +33,12 @@ generated examples stream through it without a process per example.
 from __future__ import annotations
 
 from collections.abc import Iterator
-import fcntl
-import hashlib
+import importlib.util
 import json
 from pathlib import Path
 import shutil
 import subprocess
+import sys
 from typing import Any
 
 from google.adk.mcp_apps import canonical_json as cj
@@ -51,10 +51,6 @@ rfc8785 = pytest.importorskip('rfc8785')
 
 _ROOT = Path(__file__).resolve().parents[1]
 ORACLE_DIR = _ROOT / 'canonical_json_oracle'
-NODE_MODULES = ORACLE_DIR / 'node_modules'
-LOCKFILE = ORACLE_DIR / 'package-lock.json'
-STAMP_FILE = NODE_MODULES / '.adk-lockfile.sha256'
-NPM_INSTALL_TIMEOUT_S = 300.0
 ORACLE_TIMEOUT_S = 30.0
 _VECTORS_FILE = (
     _ROOT.parent
@@ -74,64 +70,27 @@ pytestmark = [
 ]
 
 
-def _lockfile_hash() -> str:
-  return hashlib.sha256(LOCKFILE.read_bytes()).hexdigest()
-
-
-def _is_installed() -> bool:
-  try:
-    stamp = STAMP_FILE.read_text(encoding='utf-8').strip()
-  except FileNotFoundError:
-    return False
-  return stamp == _lockfile_hash() and (
-      (NODE_MODULES / 'canonicalize' / 'package.json').is_file()
+def _npm_fixtures() -> Any:
+  """Imports `third_party_mcp_apps/servers.py` (its lockfile installer)."""
+  name = '_adk_npm_lockfile_fixtures'
+  if name in sys.modules:
+    return sys.modules[name]
+  spec = importlib.util.spec_from_file_location(
+      name, _ROOT / 'third_party_mcp_apps' / 'servers.py'
   )
+  assert spec is not None and spec.loader is not None
+  module = importlib.util.module_from_spec(spec)
+  sys.modules[name] = module
+  spec.loader.exec_module(module)
+  return module
 
 
 def ensure_oracle_installed() -> Path:
-  """Installs the pinned npm oracle with `npm ci` unless already current.
-
-  `node_modules` counts as current when its stamp file holds the hash of the
-  lockfile. Otherwise `npm ci` rebuilds it from the lockfile alone (never
-  rewriting it) and the stamp is written last, so an interrupted install is
-  redone; an exclusive `flock` on the lockfile serializes concurrent runs.
-
-  Returns:
-    The `node_modules` directory.
-
-  Raises:
-    RuntimeError: If npm is missing or `npm ci` fails.
-  """
-  if _is_installed():
-    return NODE_MODULES
-  npm = shutil.which('npm')
-  if not npm:
-    raise RuntimeError('npm is not on PATH; it is needed for the oracle')
-  with open(LOCKFILE, 'rb') as lock:
-    fcntl.flock(lock, fcntl.LOCK_EX)
-    if _is_installed():
-      return NODE_MODULES
-    completed = subprocess.run(
-        [
-            npm,
-            'ci',
-            '--no-audit',
-            '--no-fund',
-            '--ignore-scripts',
-            '--loglevel=error',
-        ],
-        cwd=ORACLE_DIR,
-        capture_output=True,
-        text=True,
-        timeout=NPM_INSTALL_TIMEOUT_S,
-        check=False,
-    )
-    if completed.returncode != 0:
-      raise RuntimeError(
-          f'npm ci failed ({completed.returncode}):\n{completed.stderr}'
-      )
-    STAMP_FILE.write_text(_lockfile_hash() + '\n', encoding='utf-8')
-  return NODE_MODULES
+  """Installs the pinned npm oracle from its lockfile, unless current."""
+  node_modules: Path = _npm_fixtures().install_lockfile(
+      ORACLE_DIR, ['canonicalize']
+  )
+  return node_modules
 
 
 class NodeOracle:

@@ -43,6 +43,7 @@ beyond loopback.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
@@ -87,35 +88,43 @@ class ServerStartError(RuntimeError):
   """A server process exited or stayed silent instead of becoming ready."""
 
 
-def lockfile_hash() -> str:
-  """Returns the SHA-256 of the committed ``package-lock.json``."""
-  return hashlib.sha256(LOCKFILE.read_bytes()).hexdigest()
+def lockfile_hash(project: pathlib.Path = HERE) -> str:
+  """Returns the SHA-256 of a project's committed ``package-lock.json``."""
+  return hashlib.sha256(
+      (project / "package-lock.json").read_bytes()
+  ).hexdigest()
 
 
-def is_installed() -> bool:
-  """Whether ``node_modules`` exists and matches the current lockfile."""
+def _lockfile_installed(project: pathlib.Path, packages: Iterable[str]) -> bool:
+  stamp_file = project / "node_modules" / STAMP_FILE.name
   try:
-    stamp = STAMP_FILE.read_text(encoding="utf-8").strip()
+    stamp = stamp_file.read_text(encoding="utf-8").strip()
   except FileNotFoundError:
     return False
-  if stamp != lockfile_hash():
+  if stamp != lockfile_hash(project):
     return False
   return all(
-      (NODE_MODULES / package / "package.json").is_file()
-      for package in SERVER_PACKAGES.values()
+      (project / "node_modules" / package / "package.json").is_file()
+      for package in packages
   )
 
 
-def ensure_installed(npm: str | None = None) -> pathlib.Path:
-  """Installs the pinned packages with ``npm ci`` unless already current.
+def install_lockfile(
+    project: pathlib.Path, packages: Iterable[str], npm: str | None = None
+) -> pathlib.Path:
+  """Installs a committed npm lockfile with ``npm ci`` unless already current.
 
   ``node_modules`` counts as current when the stamp file inside it holds the
-  hash of the lockfile. Otherwise ``npm ci`` rebuilds it from the lockfile
-  alone (it never rewrites the lockfile) and the stamp is written last, so an
-  interrupted install is redone next time. An exclusive ``flock`` on the
-  lockfile keeps concurrent test processes from installing at once.
+  hash of the lockfile and every named package is present. Otherwise
+  ``npm ci`` rebuilds it from the lockfile alone (it never rewrites the
+  lockfile) and the stamp is written last, so an interrupted install is
+  redone next time. An exclusive ``flock`` on the lockfile keeps concurrent
+  test processes from installing at once. Other npm-installed fixtures (the
+  canonical JSON oracle) use this too.
 
   Args:
+    project: The directory holding ``package.json`` and the lockfile.
+    packages: Package names that must be installed.
     npm: The npm executable; found on PATH when None.
 
   Returns:
@@ -124,15 +133,17 @@ def ensure_installed(npm: str | None = None) -> pathlib.Path:
   Raises:
     RuntimeError: If npm is missing or ``npm ci`` fails.
   """
-  if is_installed():
-    return NODE_MODULES
+  packages = tuple(packages)
+  node_modules = project / "node_modules"
+  if _lockfile_installed(project, packages):
+    return node_modules
   npm = npm or shutil.which("npm")
   if not npm:
     raise RuntimeError("npm is not on PATH; it is needed to install fixtures")
-  with open(LOCKFILE, "rb") as lock:
+  with open(project / "package-lock.json", "rb") as lock:
     fcntl.flock(lock, fcntl.LOCK_EX)
-    if is_installed():
-      return NODE_MODULES
+    if _lockfile_installed(project, packages):
+      return node_modules
     completed = subprocess.run(
         [
             npm,
@@ -142,7 +153,7 @@ def ensure_installed(npm: str | None = None) -> pathlib.Path:
             "--ignore-scripts",
             "--loglevel=error",
         ],
-        cwd=HERE,
+        cwd=project,
         capture_output=True,
         text=True,
         timeout=NPM_INSTALL_TIMEOUT_S,
@@ -152,8 +163,27 @@ def ensure_installed(npm: str | None = None) -> pathlib.Path:
       raise RuntimeError(
           f"npm ci failed ({completed.returncode}):\n{completed.stderr}"
       )
-    STAMP_FILE.write_text(lockfile_hash() + "\n", encoding="utf-8")
-  return NODE_MODULES
+    (node_modules / STAMP_FILE.name).write_text(
+        lockfile_hash(project) + "\n", encoding="utf-8"
+    )
+  return node_modules
+
+
+def is_installed() -> bool:
+  """Whether ``node_modules`` exists and matches the current lockfile."""
+  return _lockfile_installed(HERE, SERVER_PACKAGES.values())
+
+
+def ensure_installed(npm: str | None = None) -> pathlib.Path:
+  """Installs the pinned MCP App servers (see `install_lockfile`).
+
+  Args:
+    npm: The npm executable; found on PATH when None.
+
+  Returns:
+    The ``node_modules`` directory.
+  """
+  return install_lockfile(HERE, SERVER_PACKAGES.values(), npm)
 
 
 def package_dir(name: str) -> pathlib.Path:

@@ -107,6 +107,23 @@ class _DevOnly:
   """Marks a dev provider as safe only behind a loopback-only resolver."""
 
 
+class _DevStore(_DevOnly):
+  """A dev store's stable identity: the `namespace` and `revision` pair."""
+
+  def __init__(self, namespace: str, revision: str) -> None:
+    self._namespace = namespace
+    self._revision = revision
+    self._lock = threading.Lock()
+
+  @property
+  def namespace(self) -> str:
+    return self._namespace
+
+  @property
+  def revision(self) -> str:
+    return self._revision
+
+
 class LocalDevPrincipalResolver(_DevOnly):
   """DEV ONLY: every loopback caller is one fixed local principal.
 
@@ -164,7 +181,7 @@ def _envelope_digest(envelope: SealedEnvelope) -> bytes:
   return h.digest()
 
 
-class LocalDevSealedResultStore(_DevOnly):
+class LocalDevSealedResultStore(_DevStore):
   """DEV ONLY: an in-memory `SealedResultStore`; lost on restart."""
 
   def __init__(
@@ -173,19 +190,9 @@ class LocalDevSealedResultStore(_DevOnly):
       namespace: str = 'local-dev/sealed-results',
       revision: str = '1',
   ) -> None:
-    self._namespace = namespace
-    self._revision = revision
-    self._lock = threading.Lock()
+    super().__init__(namespace, revision)
     self._rows: dict[str, _SealedRow] = {}
     self._by_instance: dict[str, str] = {}
-
-  @property
-  def namespace(self) -> str:
-    return self._namespace
-
-  @property
-  def revision(self) -> str:
-    return self._revision
 
   async def create(
       self,
@@ -261,7 +268,7 @@ class LocalDevSealedResultStore(_DevOnly):
     return len(doomed)
 
 
-class LocalDevSessionLifecycleStore(_DevOnly):
+class LocalDevSessionLifecycleStore(_DevStore):
   """DEV ONLY: an in-memory `SessionLifecycleStore`; lost on restart."""
 
   def __init__(
@@ -270,18 +277,8 @@ class LocalDevSessionLifecycleStore(_DevOnly):
       namespace: str = 'local-dev/session-lifecycle',
       revision: str = '1',
   ) -> None:
-    self._namespace = namespace
-    self._revision = revision
-    self._lock = threading.Lock()
+    super().__init__(namespace, revision)
     self._records: dict[SessionKey, LifecycleRecord] = {}
-
-  @property
-  def namespace(self) -> str:
-    return self._namespace
-
-  @property
-  def revision(self) -> str:
-    return self._revision
 
   def _current(self, session: SessionKey) -> LifecycleRecord:
     return self._records.get(
@@ -399,7 +396,7 @@ class LocalDevSessionLifecycleStore(_DevOnly):
     )
 
 
-class LocalDevExportAuditStore(_DevOnly):
+class LocalDevExportAuditStore(_DevStore):
   """DEV ONLY: an in-memory `ExportAuditStore`; lost on restart."""
 
   def __init__(
@@ -409,19 +406,9 @@ class LocalDevExportAuditStore(_DevOnly):
       revision: str = '1',
       retention_seconds: float = 86400.0,
   ) -> None:
-    self._namespace = namespace
-    self._revision = revision
+    super().__init__(namespace, revision)
     self._retention = retention_seconds
-    self._lock = threading.Lock()
     self._records: list[ExportAuditRecord] = []
-
-  @property
-  def namespace(self) -> str:
-    return self._namespace
-
-  @property
-  def revision(self) -> str:
-    return self._revision
 
   async def append(self, record: ExportAuditRecord) -> None:
     with self._lock:
