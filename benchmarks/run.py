@@ -102,6 +102,8 @@ def main() -> None:
       "(target: patched/pristine <= 1.02x; raw SDK lists without ADK's"
       ' McpTool wrapping)'
   )
+  _ui_calls(args.rounds, pristine_src)
+  _session_lifecycle()
   _canonical_json()
   uri = _run('uri_canonicalization.py', ROOT / 'src')
   print(
@@ -110,6 +112,56 @@ def main() -> None:
       f' {uri["urlsplit_per_second"]:,.0f}/s,'
       f' ratio {uri["urlsplit_per_second"] / uri["uris_per_second"]:.2f}x)'
   )
+
+
+def _ui_calls(rounds: int, pristine_src: Path) -> None:
+  """A UI-associated model call: upstream's path vs the app-safe one."""
+  pristine: list[float] = []
+  patched: dict[str, list[float]] = {}
+  for _ in range(rounds):
+    pristine.append(
+        _run('ui_calls.py', pristine_src, '--upstream')['upstream_ui_call']
+    )
+    for metric, value in _run('ui_calls.py', ROOT / 'src').items():
+      patched.setdefault(metric, []).append(value)
+  base = statistics.median(pristine)
+  unbound = statistics.median(patched['upstream_ui_call'])
+  app_safe = statistics.median(patched['app_safe_ui_call'])
+  relist = statistics.median(patched['relist'])
+  print(
+      '\nUI-associated model call (open_view over stdio), median microseconds'
+  )
+  print(f'  pristine ADK, upstream path:        {base:>8.0f}')
+  print(
+      f'  patched, no profile bound:           {unbound:>8.0f}'
+      f'  ({_ratio(unbound, base)} of pristine)'
+  )
+  print(
+      f'  patched, app-safe generation:        {app_safe:>8.0f}'
+      f'  ({_ratio(app_safe, base)} of pristine)'
+  )
+  print(
+      f'  of which the pre-call re-listing:    {relist:>8.0f}'
+      f'  ({_ratio(relist, app_safe)} of the app-safe call)'
+  )
+
+
+def _session_lifecycle() -> None:
+  """Fenced create+activate and delete+cascade vs the plain calls."""
+  result = _run('session_lifecycle.py', ROOT / 'src', '--n', '30')
+  print('\nSession lifecycle store vs plain session service, median ms')
+  print(
+      f'  {"backend":<16} {"create":>8} {"lifecycle":>10} {"ratio":>7}'
+      f' {"delete":>8} {"lifecycle":>10} {"ratio":>7}'
+  )
+  for row in result['results']:
+    print(
+        f'  {row["backend"]:<16} {row["plain_create_ms"]:>8.2f}'
+        f' {row["lifecycle_create_ms"]:>10.2f} {row["create_ratio"]:>6.2f}x'
+        f' {row["plain_delete_ms"]:>8.2f} {row["lifecycle_delete_ms"]:>10.2f}'
+        f' {row["delete_ratio"]:>6.2f}x'
+    )
+  print('  (target: lifecycle create <= 1.5x plain create)')
 
 
 def _canonical_json() -> None:

@@ -27,6 +27,7 @@ from typing import Any
 from mcp.client import advertise
 from mcp.shared.exceptions import MCPError
 from mcp_apps_conformance_server import names
+from mcp_apps_conformance_server import ServerOptions
 import pytest
 
 pytestmark = pytest.mark.integration
@@ -225,6 +226,81 @@ async def test_request_log_records_every_method_and_tool_name(
   assert {"method": "notifications/initialized"} in entries
 
 
+@pytest.mark.parametrize("transport", ["stdio", "legacy-http", "sse"])
+async def test_request_log_connection_ids_match_the_affinity_tools(
+    start_server: Any, mcp_apps: Any, tmp_path: Any, transport: str
+) -> None:
+  """`request_log_connections`: each line names its connection's id."""
+  log = tmp_path / "requests.jsonl"
+  options = {"request_log_file": str(log), "request_log_connections": True}
+  if transport == "stdio":
+    target: Any = mcp_apps.stdio_parameters(options)
+  elif transport == "sse":
+    target = start_server("sse", options=options).url
+  else:
+    target = start_server(options=options).url
+  seen = []
+  for _ in range(2):
+    async with mcp_apps.connect(target, mode="legacy") as client:
+      who = (await client.call_tool(names.WHOAMI, {})).structured_content
+      opened = await client.call_tool(names.OPEN_VIEW, {})
+      assert opened.structured_content["connectionId"] == who["connectionId"]
+      seen.append(who["connectionId"])
+  assert seen[0] != seen[1]
+  entries = [json.loads(line) for line in log.read_text().splitlines()]
+  assert all(isinstance(e["connectionId"], str) for e in entries), entries
+  calls = [
+      (e["name"], e["connectionId"])
+      for e in entries
+      if e["method"] == "tools/call"
+  ]
+  assert calls == [
+      (names.WHOAMI, seen[0]),
+      (names.OPEN_VIEW, seen[0]),
+      (names.WHOAMI, seen[1]),
+      (names.OPEN_VIEW, seen[1]),
+  ]
+  by_connection = {
+      cid: [e["method"] for e in entries if e["connectionId"] == cid]
+      for cid in seen
+  }
+  assert set(by_connection) == {e["connectionId"] for e in entries}
+  for methods in by_connection.values():
+    assert methods[0] == "initialize"
+    assert "notifications/initialized" in methods
+
+
+async def test_request_log_connection_ids_are_null_in_the_modern_era(
+    start_server: Any, mcp_apps: Any, tmp_path: Any
+) -> None:
+  log = tmp_path / "requests.jsonl"
+  options = {"request_log_file": str(log), "request_log_connections": True}
+  server = start_server(stateless=True, options=options)
+  async with mcp_apps.connect(server.url) as client:
+    assert client.protocol_version == "2026-07-28"
+    await client.call_tool(names.WHOAMI, {})
+  entries = [json.loads(line) for line in log.read_text().splitlines()]
+  assert {
+      "method": "tools/call",
+      "name": names.WHOAMI,
+      "connectionId": None,
+  } in (entries)
+  assert all(e["connectionId"] is None for e in entries), entries
+
+
+async def test_request_log_connections_needs_a_log_and_is_off_by_default(
+    start_server: Any, mcp_apps: Any, tmp_path: Any
+) -> None:
+  with pytest.raises(ValueError, match="request_log_file"):
+    ServerOptions(request_log_connections=True)
+  log = tmp_path / "requests.jsonl"
+  server = start_server(options={"request_log_file": str(log)})
+  async with mcp_apps.connect(server.url, mode="legacy") as client:
+    await client.call_tool(names.WHOAMI, {})
+  entries = [json.loads(line) for line in log.read_text().splitlines()]
+  assert not [e for e in entries if "connectionId" in e]
+
+
 @pytest.mark.parametrize(
     "fixture", ["legacy_http_server", "modern_http_server"]
 )
@@ -258,3 +334,65 @@ async def test_mutate_catalog_changes_the_next_listing(
   assert called.structured_content["count"] == 2
   assert reset.meta == before.meta
   assert reset.input_schema == before.input_schema
+
+
+async def test_mutate_catalog_output_schema_and_rename_change_one_thing(
+    start_server: Any, mcp_apps: Any
+) -> None:
+  server = start_server()
+  async with mcp_apps.connect(server.url) as client:
+    before = (await _tools(client))[names.MUTABLE_VIEW]
+    await client.call_tool(names.MUTATE_CATALOG, {"change": "output_schema"})
+    typed = (await _tools(client))[names.MUTABLE_VIEW]
+    typed_call = await client.call_tool(names.MUTABLE_VIEW, {"label": "t"})
+    await client.call_tool(names.MUTATE_CATALOG, {"change": "reset"})
+    answer = await client.call_tool(names.MUTATE_CATALOG, {"change": "rename"})
+    renamed = await _tools(client)
+    called = await client.call_tool(names.RENAMED_VIEW, {"label": "r"})
+    await client.call_tool(names.MUTATE_CATALOG, {"change": "reset"})
+    reset = await _tools(client)
+  assert typed.input_schema == before.input_schema
+  assert typed.meta == before.meta
+  assert set(typed.output_schema["properties"]) == {"label", "generation"}
+  assert typed.output_schema != before.output_schema
+  assert typed_call.structured_content["label"] == "t"
+  assert answer.structured_content["name"] == names.RENAMED_VIEW
+  assert names.MUTABLE_VIEW not in renamed
+  moved = renamed[names.RENAMED_VIEW]
+  assert (moved.input_schema, moved.output_schema, moved.meta) == (
+      before.input_schema,
+      before.output_schema,
+      before.meta,
+  )
+  assert called.structured_content["label"] == "r"
+  assert names.RENAMED_VIEW not in reset
+  assert reset[names.MUTABLE_VIEW].input_schema == before.input_schema
+  assert reset[names.MUTABLE_VIEW].output_schema == before.output_schema
+
+
+async def test_adaptive_schema_differs_by_capability(
+    start_server: Any, mcp_apps: Any
+) -> None:
+  server = start_server(options={"adaptive_schema": True})
+  async with mcp_apps.connect(server.url, apps=True) as client:
+    rich = (await _tools(client))[names.ADAPTIVE_VIEW]
+  async with mcp_apps.connect(server.url, apps=False) as client:
+    plain = (await _tools(client))[names.ADAPTIVE_VIEW]
+  assert rich.input_schema["properties"] == {}
+  assert rich.meta["ui"]["resourceUri"] == names.ADAPTIVE_URI
+  assert plain.input_schema["required"] == ["format"]
+  assert plain.meta == {"conformance/textOnly": True}
+
+
+async def test_crashing_tool_kills_the_process_mid_call(
+    legacy_http_server: Any, start_server: Any, mcp_apps: Any
+) -> None:
+  async with mcp_apps.connect(legacy_http_server.url) as client:
+    assert names.CRASH_VIEW not in await _tools(client)
+  server = start_server(options={"crashing_tool": True})
+  async with mcp_apps.connect(server.url) as client:
+    listed = (await _tools(client))[names.CRASH_VIEW]
+    with pytest.raises(MCPError):
+      await client.call_tool(names.CRASH_VIEW, {})
+  assert listed.meta["ui"]["resourceUri"] == names.VIEW_URI
+  assert server.process.wait(10) == 17

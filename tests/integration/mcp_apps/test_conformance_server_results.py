@@ -22,6 +22,7 @@ import time
 from typing import Any
 
 import anyio
+from mcp.shared.exceptions import MCPError
 from mcp_apps_conformance_server import CANONICAL_LIMIT_BYTES
 from mcp_apps_conformance_server import names
 from mcp_apps_conformance_server import results
@@ -161,6 +162,107 @@ async def test_mrtr_over_http(
     era = "modern" if client.protocol_version == "2026-07-28" else "legacy"
   _assert_gathered(result, era)
   assert sorted(inputs.calls) == ["elicitation", "roots", "sampling"]
+
+
+_SINGLE_ROUND = {"single_round_tools": True}
+_CALLBACK_OF = {
+    "sampling": "sampling_callback",
+    "elicitation": "elicitation_callback",
+    "roots": "list_roots_callback",
+}
+_SINGLE_ROUND_ANSWERS = {
+    "sampling": {"sampledText": "sampled"},
+    "elicitation": {"elicitationAction": "accept", "approved": True},
+    "roots": {"roots": ["file:///conformance"]},
+}
+
+
+def _single_round_target(
+    transport: str, start_server: Any, mcp_apps: Any
+) -> tuple[Any, str]:
+  """The endpoint (with `single_round_tools`) and its client mode."""
+  if transport == "stdio-legacy":
+    return mcp_apps.stdio_parameters(_SINGLE_ROUND), "legacy"
+  if transport == "stdio-modern":
+    return mcp_apps.stdio_parameters(_SINGLE_ROUND), "auto"
+  stateless = transport == "modern-http"
+  return start_server(stateless=stateless, options=_SINGLE_ROUND).url, "auto"
+
+
+@pytest.mark.parametrize(
+    "transport", ["stdio-legacy", "stdio-modern", "legacy-http", "modern-http"]
+)
+async def test_single_round_tools_ask_exactly_their_one_round(
+    start_server: Any, mcp_apps: Any, transport: str
+) -> None:
+  """Each single-round tool (UI and plain) triggers only its own callback."""
+  target, mode = _single_round_target(transport, start_server, mcp_apps)
+  era = "modern" if "modern" in transport else "legacy"
+  async with mcp_apps.connect(target, mode=mode, apps=True) as client:
+    tools = await _tools_by_name(client)
+    for kind in ("sampling", "elicitation", "roots"):
+      for tool in (
+          names.SINGLE_ROUND_VIEW_TOOLS[kind],
+          names.SINGLE_ROUND_PLAIN_TOOLS[kind],
+      ):
+        inputs = _Inputs()
+        async with mcp_apps.connect(
+            target, mode=mode, **inputs.client_kwargs()
+        ) as caller:
+          result = await caller.call_tool(tool, {})
+        assert not result.is_error, (tool, result)
+        assert result.structured_content == {
+            "era": era,
+            "round": kind,
+            **_SINGLE_ROUND_ANSWERS[kind],
+        }, tool
+        assert inputs.calls == [kind], tool
+  for kind, tool in names.SINGLE_ROUND_VIEW_TOOLS.items():
+    assert tools[tool].meta["ui"] == {
+        "resourceUri": names.VIEW_URI,
+        "visibility": ["model", "app"],
+    }, kind
+  for tool in names.SINGLE_ROUND_PLAIN_TOOLS.values():
+    assert not (tools[tool].meta or {}).get("ui"), tool
+
+
+@pytest.mark.parametrize(
+    "transport", ["stdio-legacy", "legacy-http", "modern-http"]
+)
+@pytest.mark.parametrize("kind", ["sampling", "elicitation", "roots"])
+async def test_single_round_tool_without_the_capability_is_refused(
+    start_server: Any, mcp_apps: Any, transport: str, kind: str
+) -> None:
+  """Undeclared capability: the SDK's error names it; no round is sent."""
+  target, mode = _single_round_target(transport, start_server, mcp_apps)
+  inputs = _Inputs()
+  # Every callback but this round's one: its capability is not declared.
+  kwargs = inputs.client_kwargs()
+  del kwargs[_CALLBACK_OF[kind]]
+  async with mcp_apps.connect(target, mode=mode, **kwargs) as client:
+    for tool in (
+        names.SINGLE_ROUND_VIEW_TOOLS[kind],
+        names.SINGLE_ROUND_PLAIN_TOOLS[kind],
+    ):
+      with pytest.raises(MCPError, match=rf"declare the (form )?{kind} cap"):
+        await client.call_tool(tool, {})
+  assert inputs.calls == []
+
+
+async def test_single_round_tools_are_off_by_default(
+    legacy_http_server: Any, mcp_apps: Any
+) -> None:
+  async with mcp_apps.connect(legacy_http_server.url) as client:
+    tools = await _tools_by_name(client)
+  assert not set(names.SINGLE_ROUND_VIEW_TOOLS.values()) & set(tools)
+  assert not set(names.SINGLE_ROUND_PLAIN_TOOLS.values()) & set(tools)
+  assert names.MRTR_GATHER in tools
+
+
+async def _tools_by_name(client: Any) -> dict[str, Any]:
+  listing = await client.list_tools()
+  assert listing.next_cursor is None
+  return {tool.name: tool for tool in listing.tools}
 
 
 async def test_side_effects_are_counted_across_processes(

@@ -24,6 +24,14 @@ for stdio through the server process count. Model calls run a real
 header-provider / revocation-hook injection points; nothing sleeps to order
 anything (the only timed waits are the server's own `slow_operation`).
 
+A profile-bound toolset has two connection classes (connection affinity):
+its Apps-advertising connections are the registry's app-safe generations,
+which run the host's own calls (`proxy.call_tool`) and every UI-associated
+model call; non-UI model calls keep upstream's callbacked connection, which
+advertises nothing (P2-AFF-05). Advertisement is read on the class that
+carries it: `whoami` through the proxy, or on the generation a model's
+`open_view` call ran on (taken from the View's render reservation).
+
 Registry-level parts only (the full proofs need later machinery): P2-RDY-12
 (Views), -13 (leases), -14 (permits), -15 (pending commits), -20, -21, -22
 and P2-REB-09 (Views), P2-REB-10 (`BoundToolHandle`): each is proved here
@@ -42,6 +50,11 @@ import types as pytypes
 from typing import Any
 
 from google.adk.agents.llm_agent import LlmAgent
+from google.adk.mcp_apps.affinity.errors import GenerationInvalidatedError
+from google.adk.mcp_apps.affinity.errors import InvalidationReason
+from google.adk.mcp_apps.affinity.generations import GenerationHold
+from google.adk.mcp_apps.affinity.routing import session_key_of
+from google.adk.mcp_apps.binding import loop_routing
 from google.adk.mcp_apps.binding.client_extensions import AppsClientBinding
 from google.adk.mcp_apps.binding.errors import BindingConflictError
 from google.adk.mcp_apps.binding.errors import ConfigurationFrozenError
@@ -219,6 +232,57 @@ async def _model_call(
   found = _find(responses[0], key)
   assert found is not None, responses[0]
   return found
+
+
+class _UiCallProbe:
+  """An `after_tool_callback` recording where a model's tool call ran."""
+
+  def __init__(self) -> None:
+    self.calls: list[tuple[Any, str]] = []
+
+  def __call__(
+      self, tool: Any, args: Any, tool_context: Any, tool_response: Any
+  ) -> None:
+    del tool, args, tool_response
+    self.calls.append(
+        (session_key_of(tool_context), tool_context.function_call_id)
+    )
+
+
+async def _model_ui_call(
+    registry: McpAppBindingRegistry, toolset_id: str = "conf"
+) -> GenerationHold:
+  """A Runner turn whose model calls the UI tool `open_view`.
+
+  UI-associated model calls run on an app-safe generation, which the
+  accepted result reserves for its View (P2-AFF): returns that reservation,
+  taken over from the registry (the caller releases it).
+  """
+  probe = _UiCallProbe()
+  opened = await _model_call(
+      registry.toolset(toolset_id),
+      names.OPEN_VIEW,
+      key="text",
+      after_tool_callback=probe,
+  )
+  assert re.search(r"nonce [0-9a-f]+", opened["text"]), opened
+  ((session, call_id),) = probe.calls
+  hold = registry.render_reservations.take(toolset_id, session, call_id)
+  assert hold is not None, probe.calls
+  return hold
+
+
+async def _model_ui_whoami(
+    registry: McpAppBindingRegistry, toolset_id: str = "conf"
+) -> dict[str, Any]:
+  """`whoami` on the very connection a model's UI tool call ran on."""
+  hold = await _model_ui_call(registry, toolset_id)
+  try:
+    result = await hold.call_tool(names.WHOAMI, {})
+  finally:
+    hold.release()
+  assert isinstance(result.structured_content, dict), result
+  return result.structured_content
 
 
 class Gate:
@@ -493,8 +557,13 @@ async def test_p2_reg_10_apps_routing_comes_from_configuration_only(
   async with registry:
     assert registry.lookup("a").state is S.PROFILE_BOUND
     assert registry.lookup("b").state is S.MODEL_ONLY
-    who = await _model_call(registry.toolset("a"))  # A brand-new session.
-    assert who["supportsApps"] is True
+    # A brand-new session: the model's UI tool runs on the app-safe class,
+    # which advertises; a non-UI model tool keeps upstream's callbacked
+    # connection, which does not (P2-AFF-05).
+    ui = await _model_ui_whoami(registry, "a")
+    assert ui["supportsApps"] is True
+    assert _advertised(ui)["extensions"] == APPS_AD
+    _assert_not_advertising(await _model_call(registry.toolset("a")))
 
 
 async def test_p2_reg_11_agent_facing_close_releases_nothing(
@@ -540,9 +609,13 @@ async def test_p2_rdy_01_all_providers_bind_and_advertise(
   url = _era_url(era, legacy_http_server, modern_http_server)
   async with _registry({"conf": _http_spec(url)}) as registry:
     assert registry.lookup("conf").state is S.PROFILE_BOUND
-    who = await _model_call(registry.toolset("conf"))
-  assert who["era"] == era
+    # The advertising class: the connection a model's UI tool call ran on.
+    who = await _model_ui_whoami(registry)
+    # Non-UI model calls keep upstream's connection: no advertisement.
+    plain = await _model_call(registry.toolset("conf"))
+  assert who["era"] == plain["era"] == era
   assert _advertised(who)["extensions"] == APPS_AD
+  _assert_not_advertising(plain)
 
 
 PREREQUISITE_CASES = {
@@ -732,13 +805,23 @@ async def test_p2_rdy_17_23_revocation_terminates_advertising_connections(
   """
   async with _registry({"conf": _http_spec(legacy_http_server.url)}) as reg:
     handle = reg.toolset("conf")
-    before = await _model_call(handle)
+    # The advertising connections are the app-safe generations: the one a
+    # model's UI call ran on (still held for its View) and the host's own.
+    view = await _model_ui_call(reg)
+    before = (await view.call_tool(names.WHOAMI, {})).structured_content
     assert before["supportsApps"] is True
     old = reg.lookup("conf")
     nonce = (await _call(old, names.OPEN_VIEW))["nonce"]
     await reg.revoke()
     new = reg.lookup("conf")
     assert new.state is S.MODEL_ONLY
+    # Even a held generation is terminated (step 3), its holder told why.
+    assert view.generation.invalidation_reason is (
+        InvalidationReason.READINESS_REVOKED
+    )
+    with pytest.raises(GenerationInvalidatedError):
+      await view.call_tool(names.WHOAMI, {})
+    view.release()
     after = await _model_call(handle)
     _assert_not_advertising(after)
     assert after["connectionId"] != before["connectionId"]
@@ -748,7 +831,7 @@ async def test_p2_rdy_17_23_revocation_terminates_advertising_connections(
     _assert_not_advertising(await _model_call(handle))
     report = await reg.rebind(local_dev_profile("restored"))
     assert report.readiness is not None and report.readiness.bindable
-    assert (await _model_call(handle))["supportsApps"] is True
+    assert (await _model_ui_whoami(reg))["supportsApps"] is True
 
 
 async def test_p2_rdy_17_stdio_server_process_is_terminated(
@@ -938,10 +1021,13 @@ async def test_p2_reb_04_06_07_rebind_racing_calls(
     rebind = asyncio.create_task(reg.rebind(local_dev_profile("ready")))
     while reg.lookup("conf") is old:
       await asyncio.sleep(0)
-    # The old proxy is draining; new model work goes to the new proxy.
+    # The old proxy is draining; new model work goes to the new proxy: its
+    # UI calls on its (advertising) app-safe class, the rest on its own
+    # callbacked connection, not the old proxy's.
     assert old.state is S.REVOKING and old.inflight == 1
+    assert (await _model_ui_whoami(reg))["supportsApps"] is True
     during = await _model_call(handle)
-    assert during["supportsApps"] is True
+    _assert_not_advertising(during)
     assert during["connectionId"] != old_who["connectionId"]
     assert old.runtime is not None
     with pytest.raises(StaleGenerationError):
@@ -1013,11 +1099,16 @@ async def test_p2_loop_01_registry_bound_io_runs_on_the_registry_thread(
   """P2-LOOP-01 (registry level): with routing on for profile-bound toolsets,
   every session open, listing, call, read and close of a registry-bound
   toolset runs on the registry thread, through the handle, the proxy, a real
-  Runner turn, withdrawal and shutdown alike."""
+  Runner turn, withdrawal and shutdown alike.
+
+  Registry-bound means the app-safe class: the generations the registry
+  owns (listings, the model's UI calls, the host's calls and reads). The
+  callbacked class, which serves non-UI model tools, is upstream's
+  connection and stays on the caller's loop (P2-AFF-05)."""
   # pylint: disable-next=g-import-not-at-top
   from mcp.client.session import ClientSession
 
-  ops: list[tuple[str, int]] = []
+  ops: list[tuple[str, int, Any]] = []
   enter, send, exit_ = (
       ClientSession.__aenter__,
       ClientSession.send_request,
@@ -1025,15 +1116,15 @@ async def test_p2_loop_01_registry_bound_io_runs_on_the_registry_thread(
   )
 
   async def spy_enter(self: Any) -> Any:
-    ops.append(("open", threading.get_ident()))
+    ops.append(("open", threading.get_ident(), self))
     return await enter(self)
 
   async def spy_send(self: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
-    ops.append((getattr(request, "method", "?"), threading.get_ident()))
+    ops.append((getattr(request, "method", "?"), threading.get_ident(), self))
     return await send(self, request, *args, **kwargs)
 
   async def spy_exit(self: Any, *args: Any) -> Any:
-    ops.append(("close", threading.get_ident()))
+    ops.append(("close", threading.get_ident(), self))
     return await exit_(self, *args)
 
   monkeypatch.setattr(ClientSession, "__aenter__", spy_enter)
@@ -1045,20 +1136,37 @@ async def test_p2_loop_01_registry_bound_io_runs_on_the_registry_thread(
     assert registry_thread is not None
     proxy = reg.lookup("conf")
     assert proxy.profile_bound
-    binding = proxy.runtime._mcp_session_manager._apps_client_binding  # type: ignore[union-attr]  # pylint: disable=protected-access
-    assert binding.registry_loop is reg.event_loop
+    runtime = proxy.runtime
+    assert runtime is not None
+    # The callbacked manager is upstream's: no Apps binding, no routing.
+    assert runtime._mcp_session_manager._apps_client_binding is None  # pylint: disable=protected-access
     assert await reg.toolset("conf").get_tools()
-    assert (await _model_call(reg.toolset("conf")))["supportsApps"] is True
+    hold = await _model_ui_call(reg)  # The model's UI call: app-safe.
+    hold.release()
+    plain = await _model_call(reg.toolset("conf"))  # Non-UI: callbacked.
+    _assert_not_advertising(plain)
     assert (await _call(proxy, names.WHOAMI))["supportsApps"] is True
     assert await proxy.read_resource_by_uri(names.VIEW_URI)
-    await reg.revoke()  # Closes the advertising connection (step 3).
-    bound_ops = list(ops)
+    generations = reg.connections.generations()
+    assert generations
+    for generation in generations:
+      connection = generation._connection  # pylint: disable=protected-access
+      binding = connection._manager._apps_client_binding  # pylint: disable=protected-access
+      assert binding.registry_loop is reg.event_loop
+    app_safe = {id(loop_routing.unwrap(g.session)) for g in generations}
+    await reg.revoke()  # Closes the advertising connections (step 3).
+    bound_ops = [(m, t) for m, t, session in ops if id(session) in app_safe]
+    callbacked_ops = [
+        (m, t) for m, t, session in ops if id(session) not in app_safe
+    ]
   methods = {what for what, _ in bound_ops}
   assert {"open", "tools/list", "tools/call", "resources/read", "close"} <= (
       methods
   ), methods
   elsewhere = [op for op in bound_ops if op[1] != registry_thread.ident]
   assert not elsewhere, elsewhere
+  # The callbacked class served the non-UI model call on the caller's loop.
+  assert ("tools/call", threading.get_ident()) in callbacked_ops
 
 
 class _CallParker:

@@ -38,6 +38,13 @@ Observation: server-side through `whoami` (`connectionId`, process id), the
 (`connection-closed` once that connection is gone), and the server's
 `request_log_file` (one JSON line per inbound message, read from the file,
 not through the connection under test). Nothing sleeps to order anything.
+
+Under connection affinity the fingerprint-derived, Apps-advertising state is
+the app-safe class: the generations in `registry.connections`, keyed by
+the client binding's fingerprint (it covers the profile's), and its listing,
+which is never cached. The runtime's own manager is upstream's callbacked
+one (no scope in its keys); it and its `tools/list` TTL cache belong to the
+runtime toolset, which a rebind constructs anew.
 """
 
 from __future__ import annotations
@@ -48,10 +55,15 @@ import os
 from pathlib import Path
 import select
 import signal
+import types as pytypes
 from typing import Any
 
 from google.adk.agents.llm_agent import LlmAgent
+from google.adk.mcp_apps.affinity.errors import InvalidationReason
+from google.adk.mcp_apps.affinity.generations import ConnectionGeneration
+from google.adk.mcp_apps.affinity.generations import GenerationKey
 from google.adk.mcp_apps.binding import leases as leases_module
+from google.adk.mcp_apps.binding import loop_routing
 from google.adk.mcp_apps.binding.errors import StaleGenerationError
 from google.adk.mcp_apps.binding.leases import GenerationState
 from google.adk.mcp_apps.binding.leases import LeaseError
@@ -257,10 +269,56 @@ def _manager(proxy: HostBoundMcpToolset) -> Any:
   return runtime._mcp_session_manager  # pylint: disable=protected-access
 
 
-def _pooled_sessions(proxy: HostBoundMcpToolset) -> dict[str, Any]:
-  """Pool key -> pooled `ClientSession` of the proxy's runtime."""
-  pool = _manager(proxy)._sessions  # pylint: disable=protected-access
-  return {key: entry[0] for key, entry in dict(pool).items()}
+def _generations(
+    reg: McpAppBindingRegistry, proxy: HostBoundMcpToolset
+) -> list[ConnectionGeneration]:
+  """The proxy's live app-safe generations: its Apps-advertising connections.
+
+  A bound toolset's advertising connections are the app-safe generations the
+  registry pools (host calls, UI calls, the app-safe listing); the runtime's
+  own manager is upstream's callbacked one, which advertises nothing.
+  """
+  return [
+      g
+      for g in reg.connections.live()
+      if g.key.toolset_id == proxy.toolset_id
+      and g.key.binding_generation == proxy.binding_generation
+  ]
+
+
+def _pooled_sessions(
+    reg: McpAppBindingRegistry, proxy: HostBoundMcpToolset
+) -> dict[str, Any]:
+  """Generation id -> `ClientSession` of each live app-safe generation."""
+  return {
+      g.generation_id: loop_routing.unwrap(g.session)
+      for g in _generations(reg, proxy)
+  }
+
+
+def _pool_keys(
+    reg: McpAppBindingRegistry, proxy: HostBoundMcpToolset
+) -> set[GenerationKey]:
+  """The pool keys of the proxy's live app-safe generations."""
+  return {g.key for g in _generations(reg, proxy)}
+
+
+def _binding_fingerprint(generation: ConnectionGeneration) -> str:
+  """The fingerprint of the client binding a generation connected with."""
+  connection: Any = generation._connection  # pylint: disable=protected-access
+  fingerprint: str = connection._manager._apps_client_binding.fingerprint  # pylint: disable=protected-access
+  return fingerprint
+
+
+def _build(n: int) -> Any:
+  """A minimal readonly context for catalog build `n` (its own invocation).
+
+  Each model catalog build runs in an invocation; a toolset serves a second
+  listing within one invocation from its invocation cache (a call without a
+  context counts as one invocation), so a build that must reach the toolset's
+  TTL cache and the server needs an invocation id of its own.
+  """
+  return pytypes.SimpleNamespace(invocation_id=f"build-{n}")
 
 
 def _gate_of(tool: Any) -> Any:
@@ -325,8 +383,10 @@ async def test_p2_prof_13_fingerprint_change_constructs_a_new_client(
 ) -> None:
   """P2-PROF-13: no pre-change client, manager or session is reused.
 
-  The old connection is proved gone server-side: a nonce it minted reads
-  `connection-closed` from the new one.
+  Neither the runtime (with its callbacked manager) nor any app-safe
+  generation's manager or session. The old (advertising) connection is
+  proved gone server-side: a nonce it minted reads `connection-closed` from
+  the new one.
   """
   profile = _base_profile()
   async with _registry(spec_factory(), profile) as reg:
@@ -336,8 +396,12 @@ async def test_p2_prof_13_fingerprint_change_constructs_a_new_client(
     nonce = (await old.call_tool(names.OPEN_VIEW, {})).structured_content[
         "nonce"
     ]
-    old_sessions = set(map(id, _pooled_sessions(old).values()))
+    old_sessions = set(map(id, _pooled_sessions(reg, old).values()))
     assert old_sessions
+    old_managers = {
+        id(g._connection._manager)  # type: ignore[attr-defined]  # pylint: disable=protected-access
+        for g in _generations(reg, old)
+    }
     report = await reg.rebind(_changed(profile, change))
     assert report.readiness is not None and report.readiness.bindable
     new = reg.lookup("conf")
@@ -347,7 +411,12 @@ async def test_p2_prof_13_fingerprint_change_constructs_a_new_client(
     assert _manager(new) is not old_manager
     assert after["supportsApps"] is True
     assert after["connectionId"] != before["connectionId"]
-    assert not set(map(id, _pooled_sessions(new).values())) & old_sessions
+    assert not set(map(id, _pooled_sessions(reg, new).values())) & old_sessions
+    new_managers = {
+        id(g._connection._manager)  # type: ignore[attr-defined]  # pylint: disable=protected-access
+        for g in _generations(reg, new)
+    }
+    assert new_managers and not new_managers & old_managers
     assert old.state is S.CLOSED and old.close_count == 1
     assert old.construction_count == new.construction_count == 1
     verdict = (
@@ -367,55 +436,64 @@ async def test_p2_prof_14_pooled_sessions_are_never_shared(
 ) -> None:
   """P2-PROF-14 (sessions): the new pool holds none of the old sessions.
 
-  The old pool is emptied by withdrawal step 3, and nothing the new
-  runtime pools was pooled before the change.
+  The pooled (app-safe, advertising) connections of the old binding are
+  invalidated by withdrawal step 3, and nothing the new binding pools was
+  pooled before the change.
   """
   profile = _base_profile()
   async with _registry(spec_factory(), profile) as reg:
     old = reg.lookup("conf")
     await _whoami(old)
-    old_pool = _pooled_sessions(old)
+    old_pool = _pooled_sessions(reg, old)
     assert len(old_pool) == 1
     await reg.rebind(_changed(profile, change))
     new = reg.lookup("conf")
     await _whoami(new)
-    new_pool = _pooled_sessions(new)
+    new_pool = _pooled_sessions(reg, new)
     assert len(new_pool) == 1
     assert not {id(s) for s in new_pool.values()} & {
         id(s) for s in old_pool.values()
     }
-    assert _pooled_sessions(old) == {}  # Closed at step 3.
+    assert _pooled_sessions(reg, old) == {}  # Closed at step 3.
 
 
 @pytest.mark.parametrize("change", sorted(FINGERPRINT_CHANGES))
 async def test_p2_prof_14_fingerprint_change_yields_new_pool_keys(
     change: str, spec_factory: SpecFactory
 ) -> None:
-  """P2-PROF-14 (keys): no pool key of the old runtime recurs in the new one."""
+  """P2-PROF-14 (keys): no pool key of the old binding recurs in the new one.
+
+  The keys are the app-safe generation keys, scoped by the fingerprint of
+  the client binding they connect with (it covers the profile's).
+  """
   profile = _base_profile()
   async with _registry(spec_factory(), profile) as reg:
     old = reg.lookup("conf")
     await _whoami(old)
-    old_keys = set(_pooled_sessions(old)) | {
-        _manager(old)._session_key_for(None)  # pylint: disable=protected-access
-    }
+    old_keys = _pool_keys(reg, old)
+    for generation in _generations(reg, old):
+      assert generation.key.binding_scope == _binding_fingerprint(generation)
     await reg.rebind(_changed(profile, change))
     new = reg.lookup("conf")
     await _whoami(new)
-    new_keys = set(_pooled_sessions(new)) | {
-        _manager(new)._session_key_for(None)  # pylint: disable=protected-access
-    }
+    new_keys = _pool_keys(reg, new)
+    assert old_keys and new_keys
     assert not new_keys & old_keys, (old_keys, new_keys)
+    old_scopes = {key.binding_scope for key in old_keys}
+    assert not {key.binding_scope for key in new_keys} & old_scopes
 
 
 @pytest.mark.parametrize("change", sorted(FINGERPRINT_CHANGES))
 async def test_p2_prof_15_fingerprint_change_forces_fresh_discovery(
     change: str, spec_factory: SpecFactory, request_log: RequestLog
 ) -> None:
-  """P2-PROF-15: a `tools/list` goes out after the change, within the TTL.
+  """P2-PROF-15: both classes list afresh after the change, within the TTL.
 
-  Before the change a second listing is served from the TTL cache (no
-  `tools/list` logged), so the listing after it is due to the change.
+  Before the change a second catalog build serves the callbacked listing
+  from the TTL cache and lists only the (never cached) app-safe class, on
+  the generation it already had: no new connection. After the change both
+  classes list again, each on a new connection (an `initialize` apiece),
+  the app-safe one on a generation of the new fingerprint.
   """
   profile = _base_profile()
   async with _registry(
@@ -423,15 +501,25 @@ async def test_p2_prof_15_fingerprint_change_forces_fresh_discovery(
   ) as reg:
     handle = reg.toolset("conf")
     mark = request_log.mark()
-    first = await handle.get_tools()
-    assert request_log.listings(mark) == 1
+    first = await handle.get_tools(_build(1))
+    assert request_log.listings(mark) == 2  # One per connection class.
+    (listed_on,) = _generations(reg, reg.lookup("conf"))
     mark = request_log.mark()
-    assert {t.name for t in await handle.get_tools()} == {t.name for t in first}
-    assert request_log.listings(mark) == 0  # Within the TTL: cached.
+    assert {t.name for t in await handle.get_tools(_build(2))} == {
+        t.name for t in first
+    }
+    # Within the TTL: only the app-safe class lists, on the same generation.
+    assert request_log.methods(mark) == ["tools/list"]
+    assert _generations(reg, reg.lookup("conf")) == [listed_on]
     await reg.rebind(_changed(profile, change))
     mark = request_log.mark()
-    fresh = await handle.get_tools()
-    assert request_log.listings(mark) == 1
+    fresh = await handle.get_tools(_build(3))
+    methods = request_log.methods(mark)
+    assert methods.count("tools/list") == 2, methods
+    assert methods.count("initialize") == 2, methods
+    (fresh_on,) = _generations(reg, reg.lookup("conf"))
+    assert fresh_on.generation_id != listed_on.generation_id
+    assert fresh_on.key.binding_scope != listed_on.key.binding_scope
     assert {t.name for t in fresh} == {t.name for t in first}
     new_gate = reg.lookup("conf")._gate  # pylint: disable=protected-access
     assert {id(_gate_of(t)) for t in fresh} == {id(new_gate)}
@@ -443,52 +531,77 @@ async def test_p2_prof_16_no_cached_listing_is_served_across_fingerprints(
 ) -> None:
   """P2-PROF-16 (served listing): a stale cached catalog does not survive.
 
-  The server drops a tool silently (no `list_changed`) after the first
-  listing; the old fingerprint's TTL cache still serves the tool, the
-  listing after the change does not.
+  The server drops a plain tool and a UI tool silently (no `list_changed`)
+  after the first listing. The old fingerprint's TTL cache (the callbacked
+  class's) still serves the plain tool; the listing after the change does
+  not. The UI tool is never served stale, even before the change: the
+  app-safe class that declares it is listed afresh by every catalog build.
   """
   profile = _base_profile()
   spec = _http_spec(http_server.url, tool_list_cache_ttl_seconds=TTL)
+  removed = {names.CLIENT_LOG, names.SIDE_EFFECT}
   async with _registry(spec, profile) as reg:
     handle = reg.toolset("conf")
-    assert names.SIDE_EFFECT in {t.name for t in await handle.get_tools()}
-    await reg.lookup("conf").call_tool(
-        names.REMOVE_LISTED_TOOL, {"name": names.SIDE_EFFECT}
-    )
+    assert removed <= {t.name for t in await handle.get_tools(_build(1))}
+    for name in sorted(removed):
+      await reg.lookup("conf").call_tool(
+          names.REMOVE_LISTED_TOOL, {"name": name}
+      )
     mark = request_log.mark()
-    cached = {t.name for t in await handle.get_tools()}
-    assert names.SIDE_EFFECT in cached  # The cache is live and stale.
-    assert request_log.listings(mark) == 0
+    cached = {t.name for t in await handle.get_tools(_build(2))}
+    assert names.CLIENT_LOG in cached  # The cache is live and stale.
+    assert names.SIDE_EFFECT not in cached  # Listed afresh: fails closed.
+    assert request_log.listings(mark) == 1  # The app-safe class only.
     await reg.rebind(_changed(profile, change))
     mark = request_log.mark()
-    fresh = {t.name for t in await handle.get_tools()}
-    assert request_log.listings(mark) == 1
-    assert names.SIDE_EFFECT not in fresh
-    assert fresh == cached - {names.SIDE_EFFECT}
+    fresh = {t.name for t in await handle.get_tools(_build(3))}
+    assert request_log.listings(mark) == 2  # Both classes, none cached.
+    assert not fresh & removed
+    assert fresh == cached - removed
 
 
 @pytest.mark.parametrize("change", sorted(FINGERPRINT_CHANGES))
 async def test_p2_prof_16_fingerprint_change_changes_the_cache_key(
-    change: str, spec_factory: SpecFactory
+    change: str, spec_factory: SpecFactory, request_log: RequestLog
 ) -> None:
-  """P2-PROF-16 (key): the `tools/list` TTL-cache key differs."""
+  """P2-PROF-16 (key): no listing is cached under a key the change keeps.
+
+  The Apps-advertising listing (the app-safe class) is never cached: each
+  catalog build lists it on the caller's generation, whose key carries the
+  binding fingerprint, so after the change it is listed under a new key.
+  The callbacked class's TTL cache is upstream's (its key carries no
+  fingerprint) and belongs to the runtime toolset, which the change
+  constructs anew: the new cache holds only what was listed after it.
+  """
   profile = _base_profile()
   async with _registry(
       spec_factory(tool_list_cache_ttl_seconds=TTL), profile
   ) as reg:
     handle = reg.toolset("conf")
-    await handle.get_tools()
-    old_runtime = reg.lookup("conf").runtime
-    assert old_runtime is not None
-    old_keys = set(old_runtime._tool_list_cache)  # pylint: disable=protected-access
+    await handle.get_tools(_build(1))
+    old = reg.lookup("conf")
+    assert old.runtime is not None
+    old_cache = old.runtime._tool_list_cache  # pylint: disable=protected-access
+    assert len(old_cache) == 1
+    old_keys = _pool_keys(reg, old)
     assert len(old_keys) == 1
+    mark = request_log.mark()
+    await handle.get_tools(_build(2))
+    assert request_log.listings(mark) == 1  # The app-safe class: uncached.
+    assert _pool_keys(reg, old) == old_keys
     await reg.rebind(_changed(profile, change))
-    await handle.get_tools()
-    new_runtime = reg.lookup("conf").runtime
-    assert new_runtime is not None
-    new_keys = set(new_runtime._tool_list_cache)  # pylint: disable=protected-access
+    mark = request_log.mark()
+    await handle.get_tools(_build(3))
+    assert request_log.listings(mark) == 2  # No entry served across.
+    new = reg.lookup("conf")
+    assert new.runtime is not None
+    new_cache = new.runtime._tool_list_cache  # pylint: disable=protected-access
+    assert new_cache is not old_cache and len(new_cache) == 1
+    new_keys = _pool_keys(reg, new)
     assert len(new_keys) == 1
     assert not new_keys & old_keys, (old_keys, new_keys)
+    old_scopes = {key.binding_scope for key in old_keys}
+    assert not {key.binding_scope for key in new_keys} & old_scopes
 
 
 # --- P2-PROF-17 / 18: ephemeral generations leave binding_revision alone -----
@@ -502,8 +615,15 @@ async def _reconnect_by_lease_release(reg: McpAppBindingRegistry) -> None:
 
 
 async def _reconnect_by_discard(reg: McpAppBindingRegistry) -> None:
-  """The pooled session is discarded (what a terminated session triggers)."""
-  _manager(reg.lookup("conf"))._discard_session(None)  # pylint: disable=protected-access
+  """The session is terminated: what a terminated session triggers.
+
+  An app-safe generation never reconnects: it is invalidated for every
+  holder, and the next use opens a new generation.
+  """
+  for generation in _generations(reg, reg.lookup("conf")):
+    await reg.connections.invalidate(
+        generation.generation_id, InvalidationReason.SESSION_TERMINATED
+    )
 
 
 RECONNECTS = {
@@ -751,7 +871,8 @@ async def test_p2_prof_21_stale_catalog_is_never_served_or_dispatched(
     assert request_log.requests(mark) == []
 
     fresh = await handle.get_tools()
-    assert request_log.listings(mark) == 1  # Listed anew, not from a cache.
+    # Both classes listed anew on the new generation, not from a cache.
+    assert request_log.listings(mark) == 2
     assert not {id(t) for t in fresh} & {id(t) for t in stale}
     assert {id(_gate_of(t)) for t in fresh} == {id(new._gate)}  # pylint: disable=protected-access
     assert {t.name for t in fresh} == {t.name for t in stale}

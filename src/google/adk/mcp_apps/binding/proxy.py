@@ -63,6 +63,7 @@ from collections.abc import Callable
 from collections.abc import Iterator
 import concurrent.futures
 import contextlib
+import contextvars
 import dataclasses
 import enum
 import functools
@@ -72,6 +73,7 @@ from typing import Any
 from typing import Final
 from typing import Optional
 from typing import TYPE_CHECKING
+from typing import TypeVar
 
 from typing_extensions import override
 
@@ -130,6 +132,14 @@ ALLOWED_TRANSITIONS: Final[dict[ProxyState, frozenset[ProxyState]]] = {
 _SERVING = (ProxyState.PROFILE_BOUND, ProxyState.MODEL_ONLY)
 
 ErrorFactory = Callable[[], Exception]
+
+_T = TypeVar('_T')
+
+RoutingFactory = Callable[
+    [McpToolset, 'AppsClientBinding', Callable[[], None]], Any
+]
+"""Builds a bound runtime's app-safe class from the runtime, the binding and
+its admission check (the registry passes `affinity.routing`'s)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -381,18 +391,69 @@ class _SealedSessionManager(MCPSessionManager):
     return await super().create_session(headers)
 
 
+_host_path: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    'adk_mcp_apps_host_path', default=False
+)
+"""Set while a proxy's host-internal method (not a model tool) runs."""
+
+
+@contextlib.contextmanager
+def _on_host_path() -> Iterator[None]:
+  token = _host_path.set(True)
+  try:
+    yield
+  finally:
+    _host_path.reset(token)
+
+
 class _SealedMcpToolset(McpToolset):
   """The runtime toolset a proxy constructs; sealed once its client exists."""
 
   _adk_apps_gate: _Gate
 
-  def __init__(self, *, _adk_apps_gate: _Gate, **kwargs: Any) -> None:
+  def __init__(
+      self,
+      *,
+      _adk_apps_gate: _Gate,
+      _adk_apps_routing: Optional[RoutingFactory] = None,
+      **kwargs: Any,
+  ) -> None:
+    binding = kwargs.get('_apps_client_binding')
+    if _adk_apps_routing is not None and binding is not None:
+      # Two classes: upstream's fully-callbacked connections, unchanged, for
+      # non-UI tools; app-safe generations for UI-associated ones.
+      kwargs['_apps_client_binding'] = None
     super().__init__(**kwargs)
+    if _adk_apps_routing is not None and binding is not None:
+      self.__dict__['_apps_affinity'] = _adk_apps_routing(
+          self, binding, _adk_apps_gate.check
+      )
     manager = self._mcp_session_manager
     manager.__dict__['_adk_apps_gate'] = _adk_apps_gate
     manager.__class__ = _SealedSessionManager
     self.__dict__['_adk_apps_gate'] = _adk_apps_gate
     self.__dict__['_adk_sealed'] = True
+
+  async def _execute_with_session(
+      self,
+      coroutine_func: Callable[[Any], Awaitable[_T]],
+      error_message: str,
+      readonly_context: Optional[ReadonlyContext] = None,
+      headers: Optional[dict[str, str]] = None,
+  ) -> _T:
+    affinity = self._apps_affinity
+    if affinity is None or not _host_path.get():
+      return await super()._execute_with_session(
+          coroutine_func, error_message, readonly_context, headers
+      )
+    # The host's own calls and reads (bootstrap, app paths) of a bound
+    # toolset run on the caller's app-safe generation, like UI tools.
+    if headers is None:
+      headers = await self._build_headers(readonly_context)
+    result: _T = await affinity.execute(
+        readonly_context, headers, coroutine_func, error_message
+    )
+    return result
 
   def __setattr__(self, name: str, value: Any) -> None:
     if self.__dict__.get('_adk_sealed') and name in _FROZEN_TOOLSET_ATTRIBUTES:
@@ -473,6 +534,7 @@ class HostBoundMcpToolset(BaseToolset):
   _toolset_id: str
   _binding_generation: int
   _planned_binding: Optional[AppsClientBinding]
+  _planned_routing: Optional[RoutingFactory]
   _materialize_hook: Optional[Callable[[], Awaitable[None]]]
   _mutex: threading.Lock
   _state: ProxyState
@@ -492,6 +554,7 @@ class HostBoundMcpToolset(BaseToolset):
       toolset_id: str,
       binding_generation: int = 0,
       _apps_client_binding: Optional[AppsClientBinding] = None,
+      _apps_routing: Optional[RoutingFactory] = None,
       _materialize_hook: Optional[Callable[[], Awaitable[None]]] = None,
   ):
     """Creates the proxy; nothing is constructed or connected yet.
@@ -502,6 +565,9 @@ class HostBoundMcpToolset(BaseToolset):
       binding_generation: The generation the registry assigns.
       _apps_client_binding: Registry-only: the client binding that makes
         this proxy `PROFILE_BOUND`; None makes it `MODEL_ONLY`.
+      _apps_routing: Registry-only: builds the runtime's app-safe class
+        (`affinity.routing`). Without it a bound runtime runs every call on
+        its one app-safe, Apps-advertising connection pool.
       _materialize_hook: Test seam awaited inside `MATERIALIZING`, before
         construction, to force races without sleeping.
 
@@ -521,6 +587,7 @@ class HostBoundMcpToolset(BaseToolset):
     d['_toolset_id'] = toolset_id
     d['_binding_generation'] = binding_generation
     d['_planned_binding'] = _apps_client_binding
+    d['_planned_routing'] = _apps_routing
     d['_materialize_hook'] = _materialize_hook
     d['_mutex'] = threading.Lock()
     d['_state'] = ProxyState.UNMATERIALIZED
@@ -689,7 +756,9 @@ class HostBoundMcpToolset(BaseToolset):
         runtime = self.spec.build(
             _apps_client_binding=self._planned_binding,
             _toolset_class=functools.partial(  # type: ignore[arg-type]
-                _SealedMcpToolset, _adk_apps_gate=self._gate
+                _SealedMcpToolset,
+                _adk_apps_gate=self._gate,
+                _adk_apps_routing=self._planned_routing,
             ),
         )
       except BaseException as error:
@@ -829,7 +898,8 @@ class HostBoundMcpToolset(BaseToolset):
     """`McpToolset.read_resource` on this generation's connection."""
     runtime = await self._serving()
     async with self._gate.operation():
-      return await runtime.read_resource(name, readonly_context)
+      with _on_host_path():
+        return await runtime.read_resource(name, readonly_context)
 
   async def read_resource_by_uri(
       self, uri: str, readonly_context: Optional[ReadonlyContext] = None
@@ -837,7 +907,8 @@ class HostBoundMcpToolset(BaseToolset):
     """`McpToolset.read_resource_by_uri` on this generation's connection."""
     runtime = await self._serving()
     async with self._gate.operation():
-      return await runtime.read_resource_by_uri(uri, readonly_context)
+      with _on_host_path():
+        return await runtime.read_resource_by_uri(uri, readonly_context)
 
   async def list_resources(
       self, readonly_context: Optional[ReadonlyContext] = None
@@ -845,7 +916,8 @@ class HostBoundMcpToolset(BaseToolset):
     """`McpToolset.list_resources` on this generation's connection."""
     runtime = await self._serving()
     async with self._gate.operation():
-      return await runtime.list_resources(readonly_context)
+      with _on_host_path():
+        return await runtime.list_resources(readonly_context)
 
   async def call_tool(
       self,
@@ -860,11 +932,12 @@ class HostBoundMcpToolset(BaseToolset):
     """
     runtime = await self._serving()
     async with self._gate.operation():
-      return await runtime._execute_with_session(  # pylint: disable=protected-access
-          lambda session: session.call_tool(name, arguments or {}),
-          f'Failed to call {name}',
-          readonly_context,
-      )
+      with _on_host_path():
+        return await runtime._execute_with_session(  # pylint: disable=protected-access
+            lambda session: session.call_tool(name, arguments or {}),
+            f'Failed to call {name}',
+            readonly_context,
+        )
 
   @override
   def get_auth_config(self) -> Optional[AuthConfig]:

@@ -80,6 +80,7 @@ import hashlib
 import inspect
 import logging
 import threading
+import time
 from typing import Any
 from typing import Optional
 from typing import Union
@@ -90,8 +91,16 @@ from . import leases as _leases
 from ...agents.readonly_context import ReadonlyContext
 from ...tools.base_tool import BaseTool
 from ...tools.base_toolset import BaseToolset
+from ..affinity.errors import InvalidationReason
+from ..affinity.generations import AppSafeConnectionPool
+from ..affinity.generations import ConnectionGeneration
+from ..affinity.generations import GenerationPolicy
+from ..affinity.routing import AppSafeToolRouting
+from ..affinity.routing import RenderReservations
+from ..affinity.security_domain import session_scope
 from ..catalog.app_catalog import AppCallPolicy
 from ..catalog.app_catalog import DEFAULT_POLICY
+from ..contracts.scope import SessionKey
 from ..profile.capabilities import HostCapabilities
 from ..profile.fingerprint import fingerprint_bytes
 from ..profile.host_profile import McpAppsHostProfile
@@ -116,6 +125,7 @@ from .proxy import DEFAULT_DRAIN_TIMEOUT
 from .proxy import DrainResult
 from .proxy import HostBoundMcpToolset
 from .proxy import ProxyState
+from .proxy import RoutingFactory
 from .registry_loop import RegistryEventLoop
 from .spec import McpToolsetSpec
 
@@ -375,6 +385,10 @@ class McpAppBindingRegistry:
         on_close_pending=on_lease_close_pending,
     )
     self._lease_close_hook = _lease_close_hook
+    # App-safe connection generations: owned and pinned here, not by any
+    # toolset, so Views outlive the Runners and proxies that made them.
+    self._connections = AppSafeConnectionPool(clock=_connection_clock)
+    self._reservations = RenderReservations()
     pairs = specs.items() if isinstance(specs, Mapping) else specs
     for toolset_id, spec in pairs:
       self.register(toolset_id, spec)
@@ -497,6 +511,53 @@ class McpAppBindingRegistry:
   def event_loop(self) -> RegistryEventLoop:
     """The registry's dedicated event loop."""
     return self._loop
+
+  @property
+  def connections(self) -> AppSafeConnectionPool:
+    """The app-safe connection generations the registry owns."""
+    return self._connections
+
+  async def revoke_session(
+      self, session: SessionKey, incarnation: int
+  ) -> tuple[str, ...]:
+    """Invalidates the app-safe generations of one Session incarnation.
+
+    A `SessionLifecycleManager` phase-1 revoke hook: when a Session is
+    deleted, the connections its Views were bound to end with it (typed
+    `SESSION_DELETED`), and so does every reservation on them. Idempotent.
+    Generations shared across Sessions under the profile's opt-in carry no
+    Session scope and are left to their other holders.
+
+    Args:
+      session: The Session key.
+      incarnation: The incarnation being deleted.
+
+    Returns:
+      The ids of the generations invalidated.
+    """
+    profile = self._profile
+    if profile is None or profile.key_provider is None:
+      return ()
+    provider = profile.key_provider
+
+    def of_session(generation: ConnectionGeneration) -> bool:
+      scope = generation.key.session_scope
+      if scope is None:
+        return False
+      try:
+        key = provider.key(scope.split(':', 1)[0])
+      except Exception:  # pylint: disable=broad-exception-caught
+        return False  # A retired key: not this incarnation's (new) scope.
+      return session_scope(key, session, incarnation).digest == scope
+
+    return await self._connections.invalidate_where(
+        of_session, InvalidationReason.SESSION_DELETED
+    )
+
+  @property
+  def render_reservations(self) -> RenderReservations:
+    """Generations reserved for the Views of accepted UI results."""
+    return self._reservations
 
   @property
   def leases(self) -> RunnerLeaseLedger:
@@ -629,6 +690,14 @@ class McpAppBindingRegistry:
     if self._lease_close_hook is not None:
       await self._lease_close_hook(key)
     await proxy._close_connections()  # pylint: disable=protected-access
+    # App-safe generations no View, reservation or call still holds close
+    # with the epoch; held ones stay pinned for their holders.
+    await self._connections.invalidate_where(
+        lambda g: g.key.toolset_id == key.toolset_id
+        and g.key.binding_generation == key.binding_generation,
+        InvalidationReason.EVICTED,
+        only_if_unheld=True,
+    )
 
   async def retry_lease_closes(self) -> frozenset[Hashable]:
     """Retries every lease-driven close left pending.
@@ -666,17 +735,51 @@ class McpAppBindingRegistry:
         readiness.client_extensions(), registry_loop=self._loop, scope=scope
     )
 
+  def _routing_factory(
+      self, entry: _Entry, generation: int
+  ) -> Optional[RoutingFactory]:
+    profile = self._profile
+    if profile is None:
+      return None
+    self._connections.configure(_generation_policy(profile))
+
+    def build(
+        runtime: Any,
+        binding: AppsClientBinding,
+        admission_check: Callable[[], None],
+    ) -> AppSafeToolRouting:
+      # pylint: disable=protected-access
+      return AppSafeToolRouting(
+          pool=self._connections,
+          reservations=self._reservations,
+          toolset_id=entry.toolset_id,
+          binding_generation=generation,
+          server_id=entry.spec.server_id,
+          binding=binding,
+          profile=profile,
+          connection_params=runtime._connection_params,
+          errlog=runtime._errlog,
+          admission_check=admission_check,
+          bounds=runtime._tool_listing_bounds,
+      )
+
+    return build
+
   async def _new_proxy(
       self,
       entry: _Entry,
       binding: Optional[AppsClientBinding],
       generation: int,
   ) -> HostBoundMcpToolset:
+    routed = binding is not None and entry.apps_routed
     proxy = HostBoundMcpToolset(
         entry.spec,
         toolset_id=entry.toolset_id,
         binding_generation=generation,
-        _apps_client_binding=binding if entry.apps_routed else None,
+        _apps_client_binding=binding if routed else None,
+        _apps_routing=(
+            self._routing_factory(entry, generation) if routed else None
+        ),
     )
     with self._table_lock:
       self._materialized.append(proxy)
@@ -804,7 +907,13 @@ class McpAppBindingRegistry:
         for toolset_id, proxy in old.items()
     }
     steps.append('drained')
-    # Step 3: terminate every old (advertising) connection.
+    # Step 3: terminate every old (advertising) connection: the app-safe
+    # generations first (each holder learns why), then the runtimes' pools.
+    await self._connections.invalidate_where(
+        lambda g: g.key.toolset_id in old
+        and g.key.binding_generation < new_generation,
+        InvalidationReason.READINESS_REVOKED,
+    )
     for proxy in old.values():
       await proxy._close_runtime()  # pylint: disable=protected-access
     steps.append('pools_closed')
@@ -908,6 +1017,8 @@ class McpAppBindingRegistry:
       except LeaseError as error:
         # The proxies' own close below still closes every connection.
         logger.warning('Lease shutdown incomplete: %s', error)
+      self._reservations.release_all()
+      await self._connections.aclose()
       for proxy in proxies:
         await proxy._aclose(drain_timeout=self._drain_timeout)  # pylint: disable=protected-access
       await self._loop.aclose()
@@ -954,3 +1065,21 @@ class RegistryToolset(BaseToolset):
   @override
   async def close(self) -> None:
     """Releases nothing (see `HostBoundMcpToolset.close`)."""
+
+
+def _connection_clock() -> float:
+  return time.monotonic()
+
+
+def _generation_policy(profile: McpAppsHostProfile) -> GenerationPolicy:
+  """The generation lifetime policy a profile declares."""
+  affinity = profile.connection_affinity
+  sharing = affinity.cross_session_sharing
+  return GenerationPolicy(
+      idle_eviction_seconds=affinity.idle_eviction_seconds,
+      max_lifetime_seconds=affinity.max_lifetime_seconds,
+      credential_expiry_seconds=affinity.credential_expiry_seconds,
+      handle_contract=(
+          None if sharing is None else sharing.server_handle_contract
+      ),
+  )

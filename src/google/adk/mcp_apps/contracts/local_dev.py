@@ -324,6 +324,7 @@ class LocalDevSessionLifecycleStore(_DevStore):
             'operation_id': operation_id,
             'receipt': None,
             'adopted': False,
+            'abandoned': False,
             'cascade_steps': frozenset(),
         },
         'reserve creation',
@@ -393,6 +394,21 @@ class LocalDevSessionLifecycleStore(_DevStore):
         incarnation,
         {'state': LifecycleState.DELETED},
         'complete deletion',
+    )
+
+  async def abandon_creation(
+      self, session: SessionKey, *, incarnation: int, operation_id: str
+  ) -> LifecycleRecord:
+    with self._lock:
+      current = self._current(session)
+      if current.operation_id != operation_id:
+        raise LifecycleConflictError(current, 'another creator holds CREATING')
+    return self._transition(
+        session,
+        (LifecycleState.CREATING,),
+        incarnation,
+        {'state': LifecycleState.DELETED, 'abandoned': True},
+        'abandon creation',
     )
 
 

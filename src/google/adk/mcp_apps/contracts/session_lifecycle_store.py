@@ -24,9 +24,13 @@ durable compare-and-set (RFC §3):
     -> CREATING(n+1) -> ...
 
 with migration of a preexisting Session as `ABSENT -> ACTIVE(1)` under an
-adoption marker. Late work from an old incarnation is recognised by its
-number. This module is the interface only; the creation fence and recovery
-protocol that use it follow in this PR series.
+adoption marker, and one recovery transition: an abandoned creation whose
+fence was retired ends as `CREATING(n) -> DELETED(n)` (marked `abandoned`),
+so the next creator reserves `CREATING(n+1)` and nothing of the retired
+creator can ever match a live incarnation. Late work from an old
+incarnation is recognised by its number. This module is the interface
+only; the creation fence, recovery and deletion protocol that use it live in
+`google.adk.mcp_apps.lifecycle`.
 
 `namespace` and `revision` take part in the binding fingerprint. The store
 may share a backend with the sealed-result store only under a distinct
@@ -82,6 +86,8 @@ class LifecycleRecord:
     receipt: The receipt the activation compared, once `ACTIVE`.
     adopted: True if the incarnation was adopted by migration.
     cascade_steps: The deletion-cascade steps completed so far.
+    abandoned: True if the incarnation ended as an abandoned creation
+      (`CREATING(n) -> DELETED(n)` after its fence was retired).
   """
 
   session: SessionKey
@@ -91,6 +97,7 @@ class LifecycleRecord:
   receipt: Optional[CreationReceipt] = None
   adopted: bool = False
   cascade_steps: frozenset[str] = frozenset()
+  abandoned: bool = False
 
 
 class LifecycleConflictError(McpAppsError):
@@ -164,4 +171,14 @@ class SessionLifecycleStore(Protocol):
       self, session: SessionKey, *, incarnation: int
   ) -> LifecycleRecord:
     """`DELETING(n)` to `DELETED(n)`."""
+    ...
+
+  async def abandon_creation(
+      self, session: SessionKey, *, incarnation: int, operation_id: str
+  ) -> LifecycleRecord:
+    """Recovery: `CREATING(n)` of `operation_id` to `DELETED(n)`, abandoned.
+
+    Only after the creation fence of `(n, operation_id)` was retired in the
+    Session backend, so the retired creator can no longer commit.
+    """
     ...

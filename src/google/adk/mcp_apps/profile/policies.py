@@ -150,12 +150,16 @@ class ConnectionAffinityPolicy:
       this long idle.
     max_lifetime_seconds: A generation, and every View on it, is
       invalidated after this long regardless of use.
+    credential_expiry_seconds: The credentials a generation was opened with
+      are treated as expired this long after it opened, which invalidates
+      it and every View on it; None leaves only the maximum lifetime.
   """
 
   security_domain_keying: bool = True
   cross_session_sharing: Optional[CrossSessionSharing] = None
   idle_eviction_seconds: float = 300.0
   max_lifetime_seconds: float = 3600.0
+  credential_expiry_seconds: Optional[float] = None
 
   def __post_init__(self) -> None:
     if self.security_domain_keying is not True:
@@ -179,6 +183,14 @@ class ConnectionAffinityPolicy:
         'max_lifetime_seconds',
         _positive_seconds('max_lifetime_seconds', self.max_lifetime_seconds),
     )
+    if self.credential_expiry_seconds is not None:
+      object.__setattr__(
+          self,
+          'credential_expiry_seconds',
+          _positive_seconds(
+              'credential_expiry_seconds', self.credential_expiry_seconds
+          ),
+      )
 
   @property
   def session_incarnation_keying(self) -> bool:
@@ -188,7 +200,7 @@ class ConnectionAffinityPolicy:
   def fingerprint_value(self) -> dict[str, Any]:
     """The JSON value this policy contributes to the fingerprint."""
     sharing = self.cross_session_sharing
-    return {
+    value: dict[str, Any] = {
         'cross_session_handle_contract': (
             None if sharing is None else sharing.server_handle_contract
         ),
@@ -197,6 +209,10 @@ class ConnectionAffinityPolicy:
         'security_domain_keying': self.security_domain_keying,
         'session_incarnation_keying': self.session_incarnation_keying,
     }
+    if self.credential_expiry_seconds is not None:
+      # Only when set, so profiles without it keep their binding revision.
+      value['credential_expiry_seconds'] = self.credential_expiry_seconds
+    return value
 
 
 @dataclasses.dataclass(frozen=True, init=False)

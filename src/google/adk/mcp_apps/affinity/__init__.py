@@ -1,0 +1,22 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Connection affinity of MCP Apps (PR 2): who runs on which connection.
+
+The stable MCP Apps contract lets a View call an app-visible tool "from the
+same server connection only". This package makes that hold: UI-associated
+calls run on app-safe connection generations the binding registry owns and
+pins, keyed by an opaque security domain, and the model's declarations are
+pinned to those generations through connection-bound tool handles.
+"""

@@ -1,0 +1,599 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Routing a bound toolset's UI-associated tools onto app-safe generations.
+
+Under a bound host profile a toolset has two connection classes. Non-UI
+model calls keep upstream's fully-callbacked connection, unchanged. Every
+UI-associated call, the model's included, runs on an app-safe generation
+(`generations`), so a server never sees input capabilities the app path
+cannot fulfil, and the View the call renders is bound to the exact
+connection that produced it.
+
+The pieces here:
+
+* `AppSafeConnection`: a generation's connection, built by upstream's
+  `MCPSessionManager` with the registry's app-safe binding (so headers,
+  credentials, mTLS and transports follow the model path exactly) and pooled
+  on the registry loop. It opens once and never reconnects.
+* `AppSafeToolRouting`: one per runtime toolset. Derives the generation key
+  from the caller's context (security domain, Session incarnation,
+  credential context), runs two-class discovery, and turns UI-associated
+  catalog entries into `AppSafeMcpTool`s.
+* `AppSafeMcpTool`: an `McpTool` whose call re-lists on its target
+  generation, refuses a stale or changed declaration, and calls once, with
+  no retry (a lost response may hide a committed effect, and a retry would
+  cross generations). The generation that returned the accepted result is
+  reserved for the View the result renders.
+* `call_app_tool`: a View's app-only call, admitted and run on the View's
+  own generation.
+
+Declared consequence (RFC §6): a model-originated call of a UI-associated
+tool cannot use sampling, elicitation or roots; such a round fails closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from collections.abc import Callable
+import contextvars
+import dataclasses
+import logging
+from typing import Any
+from typing import Optional
+from typing import TYPE_CHECKING
+from typing import TypeVar
+
+from . import security_domain as domains
+from ...dependencies._mcp import types
+from ...tools.mcp_tool.mcp_session_manager import MCPSessionManager
+from ...tools.mcp_tool.mcp_session_manager import StreamableHTTPConnectionParams
+from ...tools.mcp_tool.mcp_tool import McpTool
+from ..binding import loop_routing
+from ..binding.client_extensions import AppsClientBinding
+from ..catalog.app_catalog import admit_app_call
+from ..catalog.app_catalog import AppCallPolicy
+from ..catalog.app_catalog import DEFAULT_POLICY
+from ..catalog.listing import DEFAULT_BOUNDS
+from ..catalog.listing import ToolListingBounds
+from ..contracts.principal_resolver import Principal
+from ..contracts.scope import SessionKey
+from ..errors import McpAppVisibilityError
+from .errors import InvalidationReason
+from .errors import StaleToolHandleError
+from .generations import affinity_cause
+from .generations import AppSafeConnectionPool
+from .generations import GenerationHold
+from .generations import GenerationKey
+from .generations import GenerationPages
+from .generations import HoldKind
+from .generations import ManagedConnection
+from .tool_handles import BoundToolHandle
+from .tool_handles import classify_two_class
+from .tool_handles import ExecutionClass
+from .tool_handles import TwoClassCatalog
+from .tool_handles import verify_declaration
+
+if TYPE_CHECKING:
+  from ...agents.readonly_context import ReadonlyContext
+  from ...auth.auth_credential import AuthCredential
+  from ...tools.tool_context import ToolContext
+  from ..profile.host_profile import McpAppsHostProfile
+
+logger = logging.getLogger('google_adk.' + __name__)
+
+_T = TypeVar('_T')
+
+_UNATTRIBUTED = Principal('adk-mcp-apps:unattributed')
+
+
+class AppSafeConnection(ManagedConnection):
+  """One generation's connection: an app-safe, registry-loop-routed manager.
+
+  The manager pools exactly one session (one header set); nothing asks it
+  for a second, so it never sweeps, replaces or reconnects that session.
+  """
+
+  def __init__(
+      self,
+      connection_params: Any,
+      errlog: Any,
+      binding: AppsClientBinding,
+      headers: Optional[dict[str, str]],
+  ):
+    self._manager = MCPSessionManager(
+        connection_params=connection_params,
+        errlog=errlog,
+        _apps_client_binding=binding,
+    )
+    self._params = connection_params
+    self._headers = headers
+    self._session: Any = None
+
+  async def open(self) -> Any:
+    self._session = await self._manager.create_session(self._headers)
+    return self._session
+
+  def protocol_version(self) -> Optional[str]:
+    session = loop_routing.unwrap(self._session)
+    version = getattr(session, 'protocol_version', None)
+    return version if isinstance(version, str) else None
+
+  def is_stateless_http(self) -> bool:
+    return isinstance(self._params, StreamableHTTPConnectionParams)
+
+  def is_disconnected(self) -> bool:
+    if self._session is None:
+      return False
+    session = loop_routing.unwrap(self._session)
+    # pylint: disable-next=protected-access
+    return bool(self._manager._is_session_disconnected(session))  # type: ignore[arg-type]
+
+  async def close(self) -> None:
+    await self._manager.close()  # type: ignore[no-untyped-call]
+
+
+@dataclasses.dataclass(frozen=True)
+class _ReservationKey:
+  toolset_id: str
+  session: Optional[SessionKey]
+  function_call_id: str
+
+
+class RenderReservations:
+  """Generations reserved for the Views that accepted results will render.
+
+  A successful UI-associated initial call reserves its generation under
+  the call's function-call id; the host takes the reservation when it
+  creates the View (the View then owns the hold). Bounded: past `capacity`,
+  the oldest reservation is released (its View, if ever created, fails
+  typed on a released hold rather than bind elsewhere).
+  """
+
+  def __init__(self, capacity: int = 1024):
+    self._capacity = capacity
+    self._table: dict[_ReservationKey, GenerationHold] = {}
+
+  def put(
+      self,
+      toolset_id: str,
+      session: Optional[SessionKey],
+      function_call_id: str,
+      hold: GenerationHold,
+  ) -> None:
+    key = _ReservationKey(toolset_id, session, function_call_id)
+    previous = self._table.pop(key, None)
+    if previous is not None:
+      previous.release()
+    self._table[key] = hold
+    while len(self._table) > self._capacity:
+      oldest = next(iter(self._table))
+      self._table.pop(oldest).release()
+
+  def take(
+      self,
+      toolset_id: str,
+      session: Optional[SessionKey],
+      function_call_id: str,
+  ) -> Optional[GenerationHold]:
+    """Transfers a reservation's hold to the caller (None if absent)."""
+    return self._table.pop(
+        _ReservationKey(toolset_id, session, function_call_id), None
+    )
+
+  def peek(
+      self,
+      toolset_id: str,
+      session: Optional[SessionKey],
+      function_call_id: str,
+  ) -> Optional[GenerationHold]:
+    """The reservation's hold, left in place."""
+    return self._table.get(
+        _ReservationKey(toolset_id, session, function_call_id)
+    )
+
+  def release_all(self) -> None:
+    """Releases every reservation (registry shutdown)."""
+    for hold in self._table.values():
+      hold.release()
+    self._table.clear()
+
+
+def session_key_of(context: Any) -> Optional[SessionKey]:
+  """The Session key of an ADK context (`ReadonlyContext`, `ToolContext`)."""
+  invocation = getattr(context, '_invocation_context', None)
+  session = getattr(invocation, 'session', None)
+  if session is None:
+    return None
+  return SessionKey(session.app_name, session.user_id, session.id)
+
+
+class AppSafeToolRouting:
+  """The app-safe class of one profile-bound runtime toolset."""
+
+  def __init__(
+      self,
+      *,
+      pool: AppSafeConnectionPool,
+      reservations: RenderReservations,
+      toolset_id: str,
+      binding_generation: int,
+      server_id: str,
+      binding: AppsClientBinding,
+      profile: McpAppsHostProfile,
+      connection_params: Any,
+      errlog: Any,
+      admission_check: Callable[[], None],
+      bounds: ToolListingBounds = DEFAULT_BOUNDS,
+  ):
+    """Creates the routing; nothing connects until a call needs it.
+
+    Args:
+      pool: The registry's generation pool.
+      reservations: The registry's render reservations.
+      toolset_id: The configured toolset id.
+      binding_generation: The registry's binding generation of the proxy.
+      server_id: The stable configured server id.
+      binding: The registry's app-safe client binding.
+      profile: The bound host profile (keys, lifecycle store, policy).
+      connection_params: The toolset's connection parameters.
+      errlog: The toolset's stdio error log.
+      admission_check: Raises when the proxy's binding generation is no
+        longer serving (a revoked generation opens nothing).
+      bounds: Listing bounds for discovery and pre-call re-listing.
+    """
+    if not binding.app_safe:
+      raise ValueError('The app-safe class needs an app-safe binding')
+    self.pool = pool
+    self.reservations = reservations
+    self.toolset_id = toolset_id
+    self.binding_generation = binding_generation
+    self.server_id = server_id
+    self._binding = binding
+    self._profile = profile
+    self._params = connection_params
+    self._errlog = errlog
+    self._admission_check = admission_check
+    self.bounds = bounds
+
+  async def generation_key(
+      self,
+      session: Optional[SessionKey],
+      headers: Optional[dict[str, str]],
+  ) -> GenerationKey:
+    """The generation key of a caller's context.
+
+    Args:
+      session: The caller's Session, or None outside one.
+      headers: The call's merged auth and provider headers.
+
+    Returns:
+      The key: configured ids and opaque digests only.
+    """
+    provider = self._profile.key_provider
+    assert provider is not None  # A bound profile has one (readiness).
+    key = provider.active_key()
+    principal = (
+        _UNATTRIBUTED
+        if session is None
+        else domains.principal_for_turn(session)
+    )
+    domain = domains.security_domain(key, principal).digest
+    if session is None:
+      scope: Optional[str] = domains.unattributed_scope(key)
+    elif self._profile.connection_affinity.session_incarnation_keying:
+      store = self._profile.session_lifecycle_store
+      assert store is not None  # A bound profile has one (readiness).
+      record = await store.read(session)
+      scope = domains.session_scope(key, session, record.incarnation).digest
+    else:
+      scope = None
+    return GenerationKey(
+        toolset_id=self.toolset_id,
+        binding_generation=self.binding_generation,
+        binding_scope=self._binding.fingerprint,
+        security_domain=domain,
+        session_scope=scope,
+        credential_context=domains.credential_context(key, headers),
+    )
+
+  def _connection(
+      self, headers: Optional[dict[str, str]]
+  ) -> Callable[[], ManagedConnection]:
+    def build() -> ManagedConnection:
+      return AppSafeConnection(
+          self._params, self._errlog, self._binding, headers
+      )
+
+    return build
+
+  async def acquire(
+      self,
+      session: Optional[SessionKey],
+      headers: Optional[dict[str, str]],
+      kind: HoldKind = HoldKind.OPERATION,
+  ) -> tuple[GenerationKey, GenerationHold]:
+    """Holds the caller's app-safe generation, opening it if needed."""
+    self._admission_check()
+    key = await self.generation_key(session, headers)
+    hold = await self.pool.acquire(key, self._connection(headers), kind)
+    return key, hold
+
+  async def discover(
+      self,
+      readonly_context: Optional[ReadonlyContext],
+      headers: Optional[dict[str, str]],
+      callbacked_tools: list[types.Tool],
+  ) -> TwoClassCatalog:
+    """Two-class discovery: the app-safe listing first, then the rest.
+
+    Args:
+      readonly_context: The caller's context (its Session selects the
+        generation the app-safe listing runs on).
+      headers: The merged headers the callbacked listing used.
+      callbacked_tools: The callbacked class's complete listing.
+
+    Returns:
+      The classified catalog, pinned to the listing generation.
+    """
+    key, hold = await self.acquire(session_key_of(readonly_context), headers)
+    try:
+      app_safe_tools = await hold.list_tools(self.bounds)
+    finally:
+      hold.release()
+    return classify_two_class(
+        app_safe_tools,
+        callbacked_tools,
+        catalog_generation=hold.generation_id,
+        credential_context=key.credential_context,
+    )
+
+  async def execute(
+      self,
+      readonly_context: Optional[ReadonlyContext],
+      headers: Optional[dict[str, str]],
+      operation: Callable[[Any], Awaitable[_T]],
+      what: str,
+  ) -> _T:
+    """Runs a host-internal operation on the caller's app-safe generation.
+
+    The generation is selected exactly as a model call's would be: the
+    context's Session and principal, and the headers its header provider
+    and credentials produce (never a privileged shared client).
+    """
+    _, hold = await self.acquire(session_key_of(readonly_context), headers)
+    try:
+      return await hold.execute(operation, what)
+    finally:
+      hold.release()
+
+  def bind_tool(self, tool: McpTool, catalog: TwoClassCatalog) -> McpTool:
+    """The catalog entry for a listed tool: app-safe tools are rerouted."""
+    handle = catalog.handle(tool.raw_mcp_tool.name)
+    if handle is None or handle.execution_class is not ExecutionClass.APP_SAFE:
+      return tool
+    return AppSafeMcpTool.adopt(tool, handle, self)
+
+
+_current_call: contextvars.ContextVar[Optional[_InitialCall]] = (
+    contextvars.ContextVar('adk_mcp_apps_initial_call', default=None)
+)
+
+
+class _InitialCall:
+  """One UI-associated initial call: its generation hold and outcome."""
+
+  def __init__(self, tool: AppSafeMcpTool, tool_context: ToolContext):
+    self.tool = tool
+    self.tool_context = tool_context
+    self.session = session_key_of(tool_context)
+    self.hold: Optional[GenerationHold] = None
+
+  async def prepare(self, headers: Optional[dict[str, str]]) -> Any:
+    """Selects the target generation and checks the declaration on it."""
+    tool = self.tool
+    routing = tool._adk_apps_routing  # pylint: disable=protected-access
+    handle = tool._adk_apps_handle  # pylint: disable=protected-access
+    key, hold = await routing.acquire(self.session, headers)
+    self.hold = hold
+    if handle.credential_context != key.credential_context:
+      raise StaleToolHandleError(
+          handle.name, 'the credentials changed since the tools were listed'
+      )
+    if handle.catalog_generation != hold.generation_id:
+      raise StaleToolHandleError(
+          handle.name,
+          'it was listed on another connection generation than the one the'
+          ' call would run on',
+      )
+    # The declaration the model was shown must still be the one this
+    # generation executes: re-list here, never dispatch by name alone.
+    verify_declaration(handle, await hold.list_tools(routing.bounds))
+    return _InitialCallSession(self, hold)
+
+  def accept(self, hold: GenerationHold) -> None:
+    """Reserves the generation that returned the accepted result."""
+    routing = self.tool._adk_apps_routing  # pylint: disable=protected-access
+    function_call_id = getattr(self.tool_context, 'function_call_id', None)
+    if not function_call_id:
+      return
+    reservation = hold.generation.hold(HoldKind.RESERVATION)
+    routing.reservations.put(
+        routing.toolset_id, self.session, function_call_id, reservation
+    )
+
+  def finish(self) -> None:
+    if self.hold is not None:
+      self.hold.release()
+
+
+class _InitialCallSession:
+  """What `McpTool._run_async_impl` calls: the target generation, once."""
+
+  def __init__(self, call: _InitialCall, hold: GenerationHold):
+    self._call = call
+    self._hold = hold
+
+  async def call_tool(
+      self, name: str, arguments: Optional[dict[str, Any]] = None, **kwargs: Any
+  ) -> types.CallToolResult:
+    result = await self._hold.call_tool(name, arguments, **kwargs)
+    self._call.accept(self._hold)
+    return result
+
+
+class _GenerationUse:
+  """Stands in for the session manager `McpTool` brackets a call with.
+
+  The generation hold already pins the connection for the call, and the
+  routed session races its own transport task, so the bracketing is empty.
+  A session the server forgot ends the generation for every holder.
+  """
+
+  def _begin_session_use(self, headers: Any = None) -> None:
+    del headers
+
+  def _end_session_use(self, headers: Any = None) -> None:
+    del headers
+
+  def _get_session_context(self, headers: Any = None) -> None:
+    del headers
+    return None
+
+  def _discard_session(
+      self, headers: Any = None, *, session: Any = None
+  ) -> None:
+    del headers
+    if isinstance(session, _InitialCallSession):
+      hold = session._hold  # pylint: disable=protected-access
+      pool = hold.generation._pool  # pylint: disable=protected-access
+      task = asyncio.get_running_loop().create_task(
+          pool.invalidate(
+              hold.generation_id, InvalidationReason.SESSION_TERMINATED
+          )
+      )
+      _background.add(task)
+      task.add_done_callback(_background.discard)
+
+
+_background: set[asyncio.Task[bool]] = set()
+
+
+class AppSafeMcpTool(McpTool):
+  """A UI-associated MCP tool, executed on an app-safe generation.
+
+  Built from the catalog's `McpTool` by `AppSafeToolRouting.bind_tool`; it
+  keeps everything the toolset configured (auth, header provider, progress
+  callback, confirmation) and changes only where and how often it calls.
+  """
+
+  _adk_apps_handle: BoundToolHandle
+  _adk_apps_routing: AppSafeToolRouting
+
+  @classmethod
+  def adopt(
+      cls,
+      tool: McpTool,
+      handle: BoundToolHandle,
+      routing: AppSafeToolRouting,
+  ) -> AppSafeMcpTool:
+    """Re-homes a listed `McpTool` onto the app-safe class."""
+    adopted = cls.__new__(cls)
+    adopted.__dict__.update(tool.__dict__)
+    adopted.__dict__['_adk_apps_handle'] = handle
+    adopted.__dict__['_adk_apps_routing'] = routing
+    adopted.__dict__['_mcp_session_manager'] = _GenerationUse()
+    return adopted
+
+  @property
+  def bound_tool_handle(self) -> BoundToolHandle:
+    """The catalog entry the model was shown."""
+    return self._adk_apps_handle
+
+  async def _run_async_impl(
+      self,
+      *,
+      args: Any,
+      tool_context: ToolContext,
+      credential: AuthCredential,
+  ) -> dict[str, Any]:
+    call = _InitialCall(self, tool_context)
+    token = _current_call.set(call)
+    try:
+      result: dict[str, Any] = await super()._run_async_impl(
+          args=args, tool_context=tool_context, credential=credential
+      )
+      return result
+    finally:
+      _current_call.reset(token)
+      call.finish()
+
+  async def _create_session(self, *, headers: dict[str, str] | None) -> Any:
+    # Not `retry_on_errors`: one attempt, on one generation (P2-RTRY-01).
+    call = _current_call.get()
+    if call is None:
+      raise RuntimeError('AppSafeMcpTool sessions exist only inside a call')
+    return await call.prepare(headers)
+
+
+async def call_app_tool(
+    hold: GenerationHold,
+    tool_name: str,
+    arguments: Optional[dict[str, Any]] = None,
+    *,
+    view_server_id: str,
+    target_server_id: str,
+    policy: AppCallPolicy = DEFAULT_POLICY,
+    bounds: ToolListingBounds = DEFAULT_BOUNDS,
+) -> types.CallToolResult:
+  """A View's app `tools/call`, admitted and run on the View's generation.
+
+  The admission listing and the call both run on the held generation; an
+  invalidated generation fails typed before anything is sent.
+
+  Args:
+    hold: The View's hold on its bound generation.
+    tool_name: The native tool name the View asked for.
+    arguments: The call's arguments.
+    view_server_id: The server the View was rendered from.
+    target_server_id: The server the call would go to.
+    policy: The host's app-call policy.
+    bounds: Admission listing bounds.
+
+  Returns:
+    The server's result.
+
+  Raises:
+    GenerationInvalidatedError: The View's generation is gone.
+    HoldReleasedError: The hold was released.
+    McpAppVisibilityError: Admission denied the call.
+  """
+  hold.check()
+  try:
+    await admit_app_call(
+        GenerationPages(hold.generation),
+        tool_name,
+        view_server_id=view_server_id,
+        target_server_id=target_server_id,
+        policy=policy,
+        bounds=bounds,
+    )
+  except McpAppVisibilityError as denial:
+    # A listing lost with the generation is the generation's failure.
+    lost = affinity_cause(denial)
+    if lost is not None:
+      raise lost from denial
+    raise
+  return await hold.call_tool(tool_name, arguments)
