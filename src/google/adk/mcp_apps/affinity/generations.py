@@ -82,20 +82,8 @@ logger = logging.getLogger('google_adk.' + __name__)
 
 _T = TypeVar('_T')
 
-CONNECTION_CLOSED = -32000
-"""The JSON-RPC code the MCP SDK reports a lost transport with.
-
-The SDK fails a request whose connection closed (a dead stdio process, an
-SSE stream that ended without a response) with an `McpError` of this code,
-not with a transport exception, so an `McpError` alone does not prove the
-server answered.
-"""
-
 RETIRED_GENERATIONS_REMEMBERED = 1024
 """How many invalidated generations `get` still names (typed) by id."""
-
-INVALID_REQUEST = -32600
-"""The JSON-RPC code a stateful HTTP server answers a forgotten session with."""
 
 MODERN_PROTOCOL_VERSION = '2026-07-28'
 """The first sessionless protocol version; its HTTP generations are logical."""
@@ -927,9 +915,12 @@ def _loss_reason(error: Exception) -> Optional[InvalidationReason]:
     return InvalidationReason.TRANSPORT_FAILURE
   data = getattr(error, 'error', None)
   code = getattr(data, 'code', None)
-  if code == CONNECTION_CLOSED:
+  # The SDK fails a request whose connection closed (a dead stdio process,
+  # an SSE stream that ended without a response) with this code rather than
+  # a transport exception.
+  if code == types.CONNECTION_CLOSED:
     return InvalidationReason.TRANSPORT_FAILURE
   message = str(getattr(data, 'message', '') or '').lower()
-  if code == INVALID_REQUEST and 'session not found' in message:
+  if code == types.INVALID_REQUEST and 'session not found' in message:
     return InvalidationReason.SESSION_TERMINATED
   return None

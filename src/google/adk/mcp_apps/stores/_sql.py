@@ -30,9 +30,14 @@ from typing import Optional
 from typing import Union
 import zlib
 
+from sqlalchemy import Column
 from sqlalchemy import exc as sa_exc
+from sqlalchemy import insert
+from sqlalchemy import Integer
 from sqlalchemy import MetaData
 from sqlalchemy import select
+from sqlalchemy import String
+from sqlalchemy import Table
 from sqlalchemy import text
 from sqlalchemy import types
 from sqlalchemy.engine import Dialect
@@ -151,3 +156,82 @@ async def ensure_schema(
     ):
       if attempt + 1 == _SCHEMA_ATTEMPTS:
         raise
+
+
+def claim_table(name: str, metadata: MetaData) -> Table:
+  """The one-row table a store claims its database with."""
+  return Table(
+      name,
+      metadata,
+      Column('meta_key', Integer, primary_key=True, autoincrement=False),
+      Column('namespace', String(255), nullable=False),
+      Column('revision', String(64), nullable=False),
+      Column('created_at', UtcDateTime, nullable=False),
+  )
+
+
+_CLAIM_KEY = 1
+
+
+async def _read_claim(
+    engine: AsyncEngine, table: Table
+) -> Optional[tuple[str, str]]:
+  async with engine.connect() as conn:
+    row = (
+        await conn.execute(
+            select(table.c.namespace, table.c.revision).where(
+                table.c.meta_key == _CLAIM_KEY
+            )
+        )
+    ).first()
+  return None if row is None else (row.namespace, row.revision)
+
+
+async def claim_database(
+    engine: AsyncEngine,
+    table: Table,
+    *,
+    namespace: str,
+    revision: str,
+    now: datetime.datetime,
+) -> tuple[str, ...]:
+  """Claims the database for a store, or checks who claimed it.
+
+  The first worker to insert the claim row wins; every other worker (and
+  every later start) reads it back. A database claimed under another
+  namespace or revision is incompatible: the store must refuse it rather
+  than read or write rows it cannot interpret.
+
+  Args:
+    engine: The store's engine.
+    table: The store's `claim_table`.
+    namespace: The store's stable namespace.
+    revision: The store's format revision.
+    now: The claim time to record.
+
+  Returns:
+    Why the database is incompatible; empty if the claim is this store's.
+  """
+  claim = await _read_claim(engine, table)
+  if claim is None:
+    try:
+      async with engine.begin() as conn:
+        await conn.execute(
+            insert(table).values(
+                meta_key=_CLAIM_KEY,
+                namespace=namespace,
+                revision=revision,
+                created_at=now,
+            )
+        )
+    except sa_exc.IntegrityError:
+      pass  # Another worker claimed it first; read what it wrote.
+    claim = await _read_claim(engine, table)
+  if claim is None:
+    return ('the store has no claim row',)
+  problems = []
+  if claim[0] != namespace:
+    problems.append(f'database holds namespace {claim[0]!r}, not {namespace!r}')
+  if claim[1] != revision:
+    problems.append(f'database holds revision {claim[1]!r}, not {revision!r}')
+  return tuple(problems)

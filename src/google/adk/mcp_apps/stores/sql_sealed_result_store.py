@@ -84,7 +84,6 @@ from sqlalchemy import delete
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import Index
 from sqlalchemy import insert
-from sqlalchemy import Integer
 from sqlalchemy import LargeBinary
 from sqlalchemy import MetaData
 from sqlalchemy import select
@@ -105,6 +104,8 @@ from ..contracts.sealed_result_store import SealedResultNotFoundError
 from ..contracts.sealed_result_store import SealedResultRef
 from ..contracts.sealed_result_store import SealedResultStoreIncompatibleError
 from ..contracts.sealed_result_store import SealedStoreCapability
+from ._sql import claim_database
+from ._sql import claim_table
 from ._sql import ensure_schema
 from ._sql import make_engine
 from ._sql import UtcDateTime
@@ -126,7 +127,6 @@ RECORD_ID_BYTES = 32
 
 _CREATE_ATTEMPTS = 3
 _DIGEST_DOMAIN = b'adk-mcp-apps/sealed-envelope/v1\x00'
-_META_KEY = 1
 Clock = Callable[[], datetime.datetime]
 
 
@@ -167,14 +167,7 @@ Index(
     _records.c.incarnation,
 )
 Index(f'ix_{TABLE_NAME}_gc', _records.c.state, _records.c.expires_at)
-_meta = Table(
-    META_TABLE_NAME,
-    _metadata,
-    Column('meta_key', Integer, primary_key=True, autoincrement=False),
-    Column('namespace', String(255), nullable=False),
-    Column('revision', String(64), nullable=False),
-    Column('created_at', UtcDateTime, nullable=False),
-)
+_meta = claim_table(META_TABLE_NAME, _metadata)
 
 
 def _utc_now() -> datetime.datetime:
@@ -315,47 +308,16 @@ class SqlSealedResultStore:
     if self._opened:
       return
     await ensure_schema(self.engine, _metadata, TABLE_NAME)
-    claim = await self._read_claim()
-    if claim is None:
-      try:
-        async with self.engine.begin() as conn:
-          await conn.execute(
-              insert(_meta).values(
-                  meta_key=_META_KEY,
-                  namespace=self._namespace,
-                  revision=self.revision,
-                  created_at=self._now(),
-              )
-          )
-      except sa_exc.IntegrityError:
-        logger.info('Another worker claimed the sealed-result store first')
-      claim = await self._read_claim()
-    if claim is None:
-      raise SealedResultStoreIncompatibleError(('the store has no claim row',))
-    namespace, revision = claim
-    problems = []
-    if namespace != self._namespace:
-      problems.append(
-          f'database holds namespace {namespace!r}, not {self._namespace!r}'
-      )
-    if revision != self.revision:
-      problems.append(
-          f'database holds revision {revision!r}, not {self.revision!r}'
-      )
+    problems = await claim_database(
+        self.engine,
+        _meta,
+        namespace=self._namespace,
+        revision=self.revision,
+        now=self._now(),
+    )
     if problems:
-      raise SealedResultStoreIncompatibleError(tuple(problems))
+      raise SealedResultStoreIncompatibleError(problems)
     self._opened = True
-
-  async def _read_claim(self) -> Optional[tuple[str, str]]:
-    async with self.engine.connect() as conn:
-      row = (
-          await conn.execute(
-              select(_meta.c.namespace, _meta.c.revision).where(
-                  _meta.c.meta_key == _META_KEY
-              )
-          )
-      ).first()
-    return None if row is None else (row.namespace, row.revision)
 
   async def aclose(self) -> None:
     """Disposes the engine if the store created it."""

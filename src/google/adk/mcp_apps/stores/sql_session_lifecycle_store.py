@@ -70,7 +70,6 @@ from sqlalchemy import Boolean
 from sqlalchemy import Column
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import insert
-from sqlalchemy import Integer
 from sqlalchemy import MetaData
 from sqlalchemy import select
 from sqlalchemy import String
@@ -87,6 +86,8 @@ from ..contracts.session_lifecycle_store import LifecycleConflictError
 from ..contracts.session_lifecycle_store import LifecycleRecord
 from ..contracts.session_lifecycle_store import LifecycleState
 from ..errors import McpAppsError
+from ._sql import claim_database
+from ._sql import claim_table
 from ._sql import ensure_schema
 from ._sql import make_engine
 from ._sql import UtcDateTime
@@ -103,7 +104,6 @@ FORMAT_REVISION = 'sql-session-lifecycle-v1'
 """The stored format's revision; changes when the format changes."""
 
 _CASCADE_ATTEMPTS = 16
-_META_KEY = 1
 _KEY_LENGTH = 255
 Clock = Callable[[], datetime.datetime]
 
@@ -142,14 +142,7 @@ _records = Table(
     Column('version', BigInteger, nullable=False),
     Column('updated_at', UtcDateTime, nullable=False),
 )
-_meta = Table(
-    META_TABLE_NAME,
-    _metadata,
-    Column('meta_key', Integer, primary_key=True, autoincrement=False),
-    Column('namespace', String(255), nullable=False),
-    Column('revision', String(64), nullable=False),
-    Column('created_at', UtcDateTime, nullable=False),
-)
+_meta = claim_table(META_TABLE_NAME, _metadata)
 
 
 def _utc_now() -> datetime.datetime:
@@ -283,35 +276,15 @@ class SqlSessionLifecycleStore:
     if self._opened:
       return
     await ensure_schema(self.engine, _metadata, TABLE_NAME)
-    claim = await self._read_claim()
-    if claim is None:
-      try:
-        async with self.engine.begin() as conn:
-          await conn.execute(
-              insert(_meta).values(
-                  meta_key=_META_KEY,
-                  namespace=self._namespace,
-                  revision=self.revision,
-                  created_at=self._now(),
-              )
-          )
-      except sa_exc.IntegrityError:
-        logger.info('Another worker claimed the lifecycle store first')
-      claim = await self._read_claim()
-    if claim is None:
-      raise SessionLifecycleStoreIncompatibleError(('no claim row',))
-    namespace, revision = claim
-    problems = []
-    if namespace != self._namespace:
-      problems.append(
-          f'database holds namespace {namespace!r}, not {self._namespace!r}'
-      )
-    if revision != self.revision:
-      problems.append(
-          f'database holds revision {revision!r}, not {self.revision!r}'
-      )
+    problems = await claim_database(
+        self.engine,
+        _meta,
+        namespace=self._namespace,
+        revision=self.revision,
+        now=self._now(),
+    )
     if problems:
-      raise SessionLifecycleStoreIncompatibleError(tuple(problems))
+      raise SessionLifecycleStoreIncompatibleError(problems)
     await self._use_wal()
     self._opened = True
 
@@ -331,17 +304,6 @@ class SqlSessionLifecycleStore:
         await conn.exec_driver_sql('PRAGMA journal_mode=WAL')
     except sa_exc.OperationalError:
       logger.info('Lifecycle store: SQLite WAL mode not enabled (busy)')
-
-  async def _read_claim(self) -> Optional[tuple[str, str]]:
-    async with self.engine.connect() as conn:
-      row = (
-          await conn.execute(
-              select(_meta.c.namespace, _meta.c.revision).where(
-                  _meta.c.meta_key == _META_KEY
-              )
-          )
-      ).first()
-    return None if row is None else (row.namespace, row.revision)
 
   async def aclose(self) -> None:
     """Disposes the engine if the store created it."""
