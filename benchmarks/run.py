@@ -105,6 +105,7 @@ def main() -> None:
   _ui_calls(args.rounds, pristine_src)
   _session_lifecycle()
   _canonical_json()
+  _sealing()
   uri = _run('uri_canonicalization.py', ROOT / 'src')
   print(
       f'\nURI canonicalization: {uri["uris_per_second"]:,.0f} URIs/s over'
@@ -178,6 +179,36 @@ def _canonical_json() -> None:
   )
   if 'adk_vs_rfc8785' in result:
     print(f'  adk vs rfc8785: {result["adk_vs_rfc8785"]:.2f}x (target >= 3x)')
+
+
+def _sealing() -> None:
+  """Seal + store vs a raw insert; bootstrap vs a raw `resources/read`."""
+  result = _run('sealing.py', ROOT / 'src', '--n', '7')
+  print('\nSealed-result store vs a raw insert of the same bytes, median ms')
+  print(
+      f'  {"backend":<11} {"size":>5} {"raw":>8} {"store":>8} {"ratio":>7}'
+      f' {"+canon":>8} {"ratio":>7}'
+  )
+  for row in result['seal']:
+    print(
+        f'  {row["backend"]:<11} {row["size"]:>5} {row["raw_insert_ms"]:>8.2f}'
+        f' {row["store_ms"]:>8.2f} {row["store_ratio"]:>6.2f}x'
+        f' {row["seal_ms"]:>8.2f} {row["seal_ratio"]:>6.2f}x'
+    )
+  print(
+      '  (target: store <= 2x raw insert; "+canon" adds ADK Canonical JSON of'
+      ' the result, measured above)'
+  )
+  boot = result['bootstrap']
+  print(
+      '\nbootstrap_render vs a raw resources/read on the same generation:'
+      f' {boot["bootstrap_ms"]:.2f} ms vs {boot["raw_read_ms"]:.2f} ms'
+      f' ({boot["ratio"]:.2f}x; target <= 1.3x)'
+  )
+  print(
+      '  steps, median ms: '
+      + ', '.join(f'{k.lower()} {v:.2f}' for k, v in boot['steps_ms'].items())
+  )
 
 
 if __name__ == '__main__':

@@ -477,6 +477,69 @@ async def persist_ui_session(kwargs: dict[str, Any]) -> dict[str, Any]:
   }
 
 
+def stored_event_dumps(
+    events: Sequence[Event], *, by_alias: bool = False
+) -> list[str]:
+  """`model_dump_json(exclude_none=True)` of each Event, run values masked.
+
+  Event ids, invocation ids and timestamps become placeholders; call ids are
+  normalized (`IdNormalizer`). Each function response's `response` is
+  masked too: it is compared, under the declared projection, through
+  `persisted_responses`.
+  """
+  ids = IdNormalizer()
+  ids.learn([e.content for e in events if e.content])
+  event_ids: dict[str, str] = {}
+  invocation_ids: dict[str, str] = {}
+  dumps = []
+  for event in events:
+    data = json.loads(
+        event.model_dump_json(exclude_none=True, by_alias=by_alias)
+    )
+    data["id"] = event_ids.setdefault(event.id, f"<event-{len(event_ids)}>")
+    invocation = "invocationId" if by_alias else "invocation_id"
+    if invocation in data:
+      data[invocation] = invocation_ids.setdefault(
+          data[invocation], f"<invocation-{len(invocation_ids)}>"
+      )
+    data["timestamp"] = "<timestamp>"
+    for part in (data.get("content") or {}).get("parts") or []:
+      for key in ("function_response", "functionResponse"):
+        if key in part:
+          part[key]["response"] = "<compared as function_responses>"
+    dumps.append(ids.apply(json.dumps(data, sort_keys=True)))
+  return dumps
+
+
+async def ui_event_serialization(_: dict[str, Any]) -> dict[str, Any]:
+  """A UI tool run end to end: every yielded and stored Event, serialized.
+
+  No profile is bound (plain `McpToolset`). Besides the function responses,
+  prints each Event's `exclude_none` dump (snake case and by alias), the
+  Runner's yielded Events included, and every widget's payload.
+  """
+  model = ScriptedLlm(calls=[[[UI_RESULT_TOOL, {"label": "golden"}]]])
+  yielded, session, _ = await run_turns(
+      make_agent(model, [conformance_toolset()]), ["show the result"]
+  )
+  widgets = [
+      w.model_dump(exclude_none=True, mode="json")
+      for e in session.events
+      for w in e.actions.render_ui_widgets or []
+  ]
+  ids = IdNormalizer()
+  ids.learn([e.content for e in session.events if e.content])
+  return {
+      "events": persisted_responses(session),
+      "stored_events": stored_event_dumps(session.events),
+      "stored_events_by_alias": stored_event_dumps(
+          session.events, by_alias=True
+      ),
+      "yielded_events": stored_event_dumps(yielded),
+      "widgets": [{**w, "id": ids.name(w.get("id"))} for w in widgets],
+  }
+
+
 SCENARIOS: dict[str, Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]] = {
     "non_ui_standalone": non_ui_standalone,
     "non_ui_parallel": non_ui_parallel,
@@ -486,6 +549,7 @@ SCENARIOS: dict[str, Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]] = {
     "ui_result": ui_result,
     "conformance_catalog": conformance_catalog,
     "persist_ui_session": persist_ui_session,
+    "ui_event_serialization": ui_event_serialization,
 }
 
 

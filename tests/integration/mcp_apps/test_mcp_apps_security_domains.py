@@ -572,12 +572,13 @@ async def test_p2_sec_03_security_domain_is_an_hmac_of_the_principal(
         )
         assert key.security_domain == expected
         domains[(key_id, name)] = key.security_domain
-        # The Session scope is an HMAC too (incarnation 0: no record).
+        # The Session scope is an HMAC too (incarnation 1: the Session had
+        # no record and was adopted at its first app-safe listing).
         assert key.session_scope == _digest(
             key_id,
             secret,
             SESSION_SCOPE_LABEL,
-            [APP, session.user_id, session.session_id, 0],
+            [APP, session.user_id, session.session_id, 1],
         )
         texts += [repr(key), *map(str, dataclasses.astuple(key))]
         texts += [repr(view.generation), repr(view.hold)]

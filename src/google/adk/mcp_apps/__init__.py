@@ -25,7 +25,13 @@ module imports only from its own layer or the ones below it:
   host profile references (runtime-checkable protocols, with loopback-only
   local-development implementations); `McpAppsHostProfile` with its
   advertised capabilities, policies, limits, fingerprint, `binding_revision`
-  and readiness; the client advertisement seam and the registry's event loop.
+  and readiness; the client advertisement seam and the registry's event loop;
+  `affinity` (app-safe connection generations, security-domain keys, bound
+  tool handles), `lifecycle` and `stores` (Session incarnations and the
+  durable stores), `descriptor` (the persisted widget descriptor and its
+  sealed-result references), `sealing` (sealing, the append stage and the
+  gated resolver) and `bootstrap` (the ordered render bootstrap, the
+  read-only render and cold replay).
 
 Everything here is inert until an Apps host profile is bound, except the
 three behaviour changes the RFC declares (visibility enforcement, the model

@@ -379,12 +379,22 @@ class ConnectionGeneration:
     except ToolListingError as error:
       raise affinity_cause(error) or error
 
-  async def read_resource(self, uri: str) -> types.ReadResourceResult:
-    """`resources/read` on this generation."""
-    result: types.ReadResourceResult = await self._run(
-        lambda session: session.read_resource(uri=uri), 'resources/read'
+  async def read_resource(self, uri: str, **kwargs: Any) -> Any:
+    """`resources/read` on this generation (one round).
+
+    Args:
+      uri: The resource.
+      **kwargs: Passed to `ClientSession.read_resource` (`request_state`,
+        `allow_input_required` for a multi-round read).
+
+    Returns:
+      A `ReadResourceResult`, or an `InputRequiredResult` when
+      `allow_input_required` is set and the server asks for another round.
+    """
+    return await self._run(
+        lambda session: session.read_resource(uri=uri, **kwargs),
+        'resources/read',
     )
-    return result
 
   def __repr__(self) -> str:
     return (
@@ -489,10 +499,10 @@ class GenerationHold:
     self.check()
     return await self.generation.list_tools(bounds)
 
-  async def read_resource(self, uri: str) -> types.ReadResourceResult:
-    """`resources/read` on the held generation."""
+  async def read_resource(self, uri: str, **kwargs: Any) -> Any:
+    """`resources/read` on the held generation (see the generation's)."""
     self.check()
-    return await self.generation.read_resource(uri)
+    return await self.generation.read_resource(uri, **kwargs)
 
   def _notify(self, error: GenerationInvalidatedError) -> None:
     for listener in self._listeners:

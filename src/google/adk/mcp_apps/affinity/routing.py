@@ -70,7 +70,12 @@ from ..catalog.listing import DEFAULT_BOUNDS
 from ..catalog.listing import ToolListingBounds
 from ..contracts.principal_resolver import Principal
 from ..contracts.scope import SessionKey
+from ..descriptor.widget_descriptor import WidgetCorrelation
 from ..errors import McpAppVisibilityError
+from ..lifecycle.adoption import scope_incarnation
+from ..sealing.result_sealer import prepare_seal
+from ..sealing.result_sealer import SealingUnavailableError
+from ..sealing.result_sealer import SealRequest
 from .errors import InvalidationReason
 from .errors import StaleToolHandleError
 from .generations import affinity_cause
@@ -220,6 +225,12 @@ def session_key_of(context: Any) -> Optional[SessionKey]:
   return SessionKey(session.app_name, session.user_id, session.id)
 
 
+def session_service_of(context: Any) -> Optional[Any]:
+  """The Session service of an ADK context, or None outside an invocation."""
+  invocation = getattr(context, '_invocation_context', None)
+  return getattr(invocation, 'session_service', None)
+
+
 class AppSafeToolRouting:
   """The app-safe class of one profile-bound runtime toolset."""
 
@@ -268,16 +279,28 @@ class AppSafeToolRouting:
     self._admission_check = admission_check
     self.bounds = bounds
 
+  @property
+  def profile(self) -> McpAppsHostProfile:
+    """The bound host profile."""
+    return self._profile
+
+  def check_admission(self) -> None:
+    """Raises unless the proxy's binding generation is still serving."""
+    self._admission_check()
+
   async def generation_key(
       self,
       session: Optional[SessionKey],
       headers: Optional[dict[str, str]],
+      session_service: Optional[Any] = None,
   ) -> GenerationKey:
     """The generation key of a caller's context.
 
     Args:
       session: The caller's Session, or None outside one.
       headers: The call's merged auth and provider headers.
+      session_service: The Session's service, for the lazy adoption of a
+        Session without a lifecycle record (its first app-enabled touch).
 
     Returns:
       The key: configured ids and opaque digests only.
@@ -296,8 +319,8 @@ class AppSafeToolRouting:
     elif self._profile.connection_affinity.session_incarnation_keying:
       store = self._profile.session_lifecycle_store
       assert store is not None  # A bound profile has one (readiness).
-      record = await store.read(session)
-      scope = domains.session_scope(key, session, record.incarnation).digest
+      incarnation = await scope_incarnation(store, session, session_service)
+      scope = domains.session_scope(key, session, incarnation).digest
     else:
       scope = None
     return GenerationKey(
@@ -324,10 +347,11 @@ class AppSafeToolRouting:
       session: Optional[SessionKey],
       headers: Optional[dict[str, str]],
       kind: HoldKind = HoldKind.OPERATION,
+      session_service: Optional[Any] = None,
   ) -> tuple[GenerationKey, GenerationHold]:
     """Holds the caller's app-safe generation, opening it if needed."""
     self._admission_check()
-    key = await self.generation_key(session, headers)
+    key = await self.generation_key(session, headers, session_service)
     hold = await self.pool.acquire(key, self._connection(headers), kind)
     return key, hold
 
@@ -348,7 +372,11 @@ class AppSafeToolRouting:
     Returns:
       The classified catalog, pinned to the listing generation.
     """
-    key, hold = await self.acquire(session_key_of(readonly_context), headers)
+    key, hold = await self.acquire(
+        session_key_of(readonly_context),
+        headers,
+        session_service=session_service_of(readonly_context),
+    )
     try:
       app_safe_tools = await hold.list_tools(self.bounds)
     finally:
@@ -373,7 +401,11 @@ class AppSafeToolRouting:
     context's Session and principal, and the headers its header provider
     and credentials produce (never a privileged shared client).
     """
-    _, hold = await self.acquire(session_key_of(readonly_context), headers)
+    _, hold = await self.acquire(
+        session_key_of(readonly_context),
+        headers,
+        session_service=session_service_of(readonly_context),
+    )
     try:
       return await hold.execute(operation, what)
     finally:
@@ -406,7 +438,11 @@ class _InitialCall:
     tool = self.tool
     routing = tool._adk_apps_routing  # pylint: disable=protected-access
     handle = tool._adk_apps_handle  # pylint: disable=protected-access
-    key, hold = await routing.acquire(self.session, headers)
+    key, hold = await routing.acquire(
+        self.session,
+        headers,
+        session_service=session_service_of(self.tool_context),
+    )
     self.hold = hold
     if handle.credential_context != key.credential_context:
       raise StaleToolHandleError(
@@ -539,6 +575,59 @@ class AppSafeMcpTool(McpTool):
     finally:
       _current_call.reset(token)
       call.finish()
+
+  def _render_ui_widget(
+      self,
+      *,
+      args: dict[str, Any],
+      response: Any,
+      tool_context: ToolContext,
+  ) -> None:
+    # Under the bound profile the widget is a descriptor whose reference the
+    # append stage fills in; the full result waits, sealed, for the Event.
+    # Sealed in its MCP wire form (`_meta`, `structuredContent`): that is what
+    # the View receives, not ADK's FunctionResponse spelling.
+    routing = self._adk_apps_routing
+    handle = self._adk_apps_handle
+    session = session_key_of(tool_context)
+    call_id = tool_context.function_call_id or ''
+    try:
+      if session is None or not call_id:
+        raise SealingUnavailableError(
+            'A profile-bound UI call needs a Session and a function-call id'
+        )
+      invocation = tool_context._invocation_context  # pylint: disable=protected-access
+      descriptor = prepare_seal(
+          SealRequest(
+              profile=routing.profile,
+              server_id=routing.server_id,
+              toolset_id=routing.toolset_id,
+              tool_name=handle.name,
+              resource_uri=str(self.mcp_app_resource_uri),
+              declaration_fingerprint=handle.fingerprint,
+              catalog_generation=handle.catalog_generation,
+              session=session,
+              correlation=WidgetCorrelation(
+                  invocation_id=tool_context.invocation_id,
+                  function_call_id=call_id,
+                  agent_path=tool_context.agent_name,
+                  branch=invocation.branch,
+              ),
+              arguments=dict(args),
+              admission_check=routing.check_admission,
+              full_result=response.model_dump(
+                  mode='json', by_alias=True, exclude_none=True
+              ),
+          )
+      )
+    except BaseException:
+      # No View will render a result that was not sealed.
+      hold = routing.reservations.take(routing.toolset_id, session, call_id)
+      if hold is not None:
+        hold.release()
+      raise
+    assert descriptor is not None
+    tool_context.render_ui_widget(descriptor.to_widget())
 
   async def _create_session(self, *, headers: dict[str, str] | None) -> Any:
     # Not `retry_on_errors`: one attempt, on one generation (P2-RTRY-01).

@@ -252,7 +252,7 @@ class SessionLifecycleManager:
     record = await self.store.read(session)
     if record.state is LifecycleState.ACTIVE:
       return record.incarnation
-    raise _not_admitted(record)
+    raise not_admitted_error(record)
 
   async def require_incarnation(
       self, session: SessionKey, incarnation: int, *, purpose: str
@@ -515,7 +515,7 @@ class SessionLifecycleManager:
     """
     record = await self.store.read(session)
     if record.state is not LifecycleState.ACTIVE:
-      raise _not_admitted(record)
+      raise not_admitted_error(record)
     deleting = await self.store.begin_deletion(
         session, incarnation=record.incarnation
     )
@@ -602,7 +602,8 @@ class SessionLifecycleManager:
     return deleted
 
 
-def _not_admitted(record: LifecycleRecord) -> SessionNotAdmittedError:
+def not_admitted_error(record: LifecycleRecord) -> SessionNotAdmittedError:
+  """The typed admission refusal for a Session not `ACTIVE`."""
   if record.state is LifecycleState.CREATING:
     return SessionCreatingError(
         record.session, record.state, record.incarnation

@@ -1,0 +1,24 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+
+"""The persisted descriptor of a profile-bound MCP App widget (PR 2).
+
+* `sealed_reference`: the public `{recordId, schemaVersion}` locator of a
+  sealed result, a leaf module the core `Event` model imports.
+* `widget_descriptor`: `McpAppWidgetDescriptor`, which replaces the legacy
+  `UiWidget` payload only under a bound profile, and the dual read of both.
+* `reference_validation`: the append-time cross-validation of an Event's
+  references against its widgets and function responses.
+"""

@@ -1,0 +1,225 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+
+"""The append stage: seal, reference, validate, append, mark referenced.
+
+Runner appends go through `append_event_with_sealed_results`. For an Event
+that reports no pending seal it only validates references (a profile-less
+Event has none, so this is one scan of its widgets) and appends: upstream
+behaviour. For an Event carrying the FunctionResponse of a profile-bound UI
+call it runs, in this order, the observable write boundaries of RFC §3 and
+§6:
+
+1. resolve the Session's `ACTIVE` incarnation (normally adopted already at
+   the call's first app-safe listing; see `lifecycle.adoption`);
+2. create each sealed envelope (result + refresh record) immutably under
+   its operation instance, keyed by the final Event id;
+3. drop the commits whose binding stopped serving meanwhile (readiness
+   loss, withdrawal, rebind: their widget leaves the Event, their record is
+   left to orphan GC), write the other references into the Event
+   (descriptor or Event-level map) and cross-validate it; a failure leaves
+   pending records for GC;
+4. append the Event;
+5. mark the records referenced (a crash before this leaves them pending,
+   and GC still checks the authoritative Event before deleting).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from typing import Awaitable
+from typing import Callable
+from typing import Optional
+
+from ...events.event import Event
+from ..contracts.scope import SessionKey
+from ..contracts.sealed_result_store import ReferenceTrackingSealedResultStore
+from ..contracts.sealed_result_store import SealedRecordScope
+from ..contracts.sealed_result_store import SealedResultRef
+from ..descriptor.reference_validation import function_response_ids
+from ..descriptor.reference_validation import validate_event_references
+from ..descriptor.sealed_reference import SealedResultReference
+from ..lifecycle.adoption import active_incarnation
+from .result_sealer import expires_at
+from .result_sealer import PENDING_SEALS
+from .result_sealer import PendingSeal
+from .result_sealer import PendingSeals
+from .result_sealer import SealPlacement
+
+logger = logging.getLogger('google_adk.' + __name__)
+
+FaultHook = Callable[[str], Awaitable[None]]
+"""Awaited at each `SealFault` point (tests only)."""
+
+
+class SealFault:
+  """The named write boundaries of the append stage."""
+
+  BEFORE_STORE_WRITE = 'seal.before_store_write'
+  AFTER_STORE_WRITE = 'seal.after_store_write'
+  """After every envelope create, before the Event append."""
+  AFTER_APPEND = 'seal.after_append'
+  """After the Event append, before the records are marked referenced."""
+
+
+_fault_hook: Optional[FaultHook] = None
+
+
+def set_fault_hook(hook: Optional[FaultHook]) -> None:
+  """Installs (or with None removes) the process's fault hook (tests)."""
+  global _fault_hook
+  _fault_hook = hook
+
+
+async def _fault(point: str) -> None:
+  if _fault_hook is not None:
+    await _fault_hook(point)
+
+
+def _session_key(session: Any) -> SessionKey:
+  return SessionKey(session.app_name, session.user_id, session.id)
+
+
+def _place(event: Event, seal: PendingSeal, ref: SealedResultRef) -> None:
+  wire = ref.to_wire()
+  if seal.placement is SealPlacement.EVENT:
+    refs = dict(event.sealed_result_refs or {})
+    refs[seal.function_call_id] = SealedResultReference.model_validate(wire)
+    event.sealed_result_refs = refs
+    return
+  for widget in event.actions.render_ui_widgets or ():
+    if widget.id == seal.function_call_id and widget.provider == 'mcp':
+      widget.payload['sealedResultRef'] = wire
+      return
+  # No widget to carry it: validation reports the call's missing reference.
+
+
+def _revoke_stale(
+    event: Event, seals: list[PendingSeal], pending: PendingSeals
+) -> list[PendingSeal]:
+  """Drops the pending commits whose binding stopped serving.
+
+  A revoked commit's descriptor (or Event-level entry) leaves the Event, so
+  the Event still reports the call's model-facing result but offers no View
+  and references nothing; a record already written is left to orphan GC.
+  """
+  kept: list[PendingSeal] = []
+  for seal in seals:
+    try:
+      if seal.admission_check is not None:
+        seal.admission_check()
+    except Exception:  # pylint: disable=broad-except
+      _unplace(event, seal)
+      pending.discard(event.invocation_id, [seal.function_call_id])
+      logger.warning(
+          'MCP Apps: a pending sealed commit was revoked (the binding stopped'
+          ' serving before its Event was appended)'
+      )
+      continue
+    kept.append(seal)
+  return kept
+
+
+def _unplace(event: Event, seal: PendingSeal) -> None:
+  if event.sealed_result_refs and seal.function_call_id in (
+      event.sealed_result_refs
+  ):
+    refs = dict(event.sealed_result_refs)
+    del refs[seal.function_call_id]
+    event.sealed_result_refs = refs or None
+  widgets = event.actions.render_ui_widgets
+  if widgets:
+    remaining = [
+        w
+        for w in widgets
+        if not (w.id == seal.function_call_id and w.provider == 'mcp')
+    ]
+    event.actions.render_ui_widgets = remaining or None
+
+
+async def append_event_with_sealed_results(
+    session_service: Any,
+    *,
+    session: Any,
+    event: Event,
+    pending: PendingSeals = PENDING_SEALS,
+) -> Event:
+  """Appends `event`, sealing the results of profile-bound UI calls first.
+
+  Raises:
+    SealedReferenceValidationError: The Event's references do not hold; it
+      is not appended.
+    SealedResultStoreError: A store create failed; nothing is appended.
+    SessionNotAdmittedError: The Session is not `ACTIVE`.
+  """
+  seals: list[PendingSeal] = []
+  if len(pending) and not event.partial:
+    seals = pending.peek(event.invocation_id, function_response_ids(event))
+  if not seals:
+    validate_event_references(event)
+    result: Event = await session_service.append_event(
+        session=session, event=event
+    )
+    return result
+  key = _session_key(session)
+  seals = _revoke_stale(event, seals, pending)
+  incarnation = (
+      await active_incarnation(seals[0].lifecycle_store, key, session_service)
+      if seals
+      else 0
+  )
+  placed: list[tuple[PendingSeal, SealedRecordScope, SealedResultRef]] = []
+  for seal in seals:
+    scope = SealedRecordScope(key, incarnation, event.id, seal.function_call_id)
+    await _fault(SealFault.BEFORE_STORE_WRITE)
+    if not _revoke_stale(event, [seal], pending):
+      continue  # Readiness was lost before this envelope was written.
+    ref = await seal.store.create(
+        scope,
+        operation_instance_id=seal.operation_instance_id,
+        envelope=seal.envelope,
+        expires_at=expires_at(seal),
+    )
+    _place(event, seal, ref)
+    placed.append((seal, scope, ref))
+  await _fault(SealFault.AFTER_STORE_WRITE)
+  # Readiness may have been lost while the envelopes were written: those
+  # commits are revoked too, and their records stay unreferenced for GC.
+  seals = _revoke_stale(event, [s for s, _, _ in placed], pending)
+  kept = {id(seal) for seal in seals}
+  placed = [entry for entry in placed if id(entry[0]) in kept]
+  validate_event_references(
+      event,
+      sealed_interactive=frozenset(
+          s.function_call_id
+          for s in seals
+          if s.placement is SealPlacement.EVENT
+      ),
+  )
+  result = await session_service.append_event(session=session, event=event)
+  pending.discard(event.invocation_id, [s.function_call_id for s in seals])
+  await _fault(SealFault.AFTER_APPEND)
+  for seal, scope, ref in placed:
+    if isinstance(seal.store, ReferenceTrackingSealedResultStore):
+      try:
+        await seal.store.mark_referenced(scope, ref)
+      except Exception:  # pylint: disable=broad-except
+        # The record stays pending; GC consults the authoritative Event
+        # before it deletes anything, so this costs nothing but a lookup.
+        logger.warning(
+            'Could not mark a sealed record referenced', exc_info=True
+        )
+  return result

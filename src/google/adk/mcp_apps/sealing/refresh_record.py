@@ -1,0 +1,148 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+
+"""`RefreshInvocationRecord`: how a render-producing call could be refreshed.
+
+After a restart or an eviction the old View is gone for good (RFC §6 cold
+replay); the host may offer a one-click refresh of a replay-safe call or an
+explicit "run tool again". Either needs to know exactly what ran: server,
+toolset and native tool, the canonical arguments, the declaration and
+catalog generation it ran against, the binding revision, the replay
+classification (source, revision, class) and the call's origin and
+correlation. That record is sealed in the same envelope create as the
+result, so no public surface carries it and the two exist together or not
+at all.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from typing import Any
+from typing import Mapping
+from typing import Optional
+
+from ..canonical_json import canonicalize
+from ..canonical_json import CanonicalJsonError
+from ..canonical_json import Purpose
+from ..errors import McpAppsError
+
+REFRESH_RECORD_VERSION = 1
+"""The record format this host writes and reads."""
+
+
+class RefreshRecordCorruptError(McpAppsError):
+  """The sealed refresh record does not parse; cold replay shows the
+  placeholder only."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RefreshInvocationRecord:
+  """The sealed identity of one render-producing call.
+
+  Attributes:
+    server_id: The configured server's stable id.
+    toolset_id: The configured toolset's stable id.
+    tool_name: The tool's native (unprefixed) name.
+    arguments: The call's arguments, as the tool received them.
+    declaration_fingerprint: The fingerprint of the declaration the call was
+      checked against (its schema, visibility and UI association).
+    catalog_generation: The connection generation the declaration was
+      listed on.
+    binding_revision: The descriptor's binding revision.
+    classification_source: The replay-classification authority's source.
+    classification_revision: Its revision when the call ran.
+    replay_class: The call's classification then (`ReplayClass` value).
+    origin: Who initiated the call: `model` or `app`.
+    correlation: The descriptor's correlation, in wire form.
+  """
+
+  server_id: str
+  toolset_id: str
+  tool_name: str
+  arguments: Mapping[str, Any]
+  declaration_fingerprint: str
+  catalog_generation: Optional[str]
+  binding_revision: str
+  classification_source: str
+  classification_revision: str
+  replay_class: str
+  origin: str
+  correlation: Mapping[str, Any]
+
+  def to_value(self) -> dict[str, Any]:
+    """The record as a JSON value, with its format version."""
+    value = dataclasses.asdict(self)
+    value['arguments'] = dict(self.arguments)
+    value['correlation'] = dict(self.correlation)
+    value['version'] = REFRESH_RECORD_VERSION
+    return value
+
+  def to_bytes(self, *, max_bytes: int, max_depth: int) -> bytes:
+    """ADK Canonical JSON bytes of the record, under the sealing limits."""
+    return canonicalize(
+        self.to_value(),
+        purpose=Purpose.SEALED_RESULT,
+        max_bytes=max_bytes,
+        max_depth=max_depth,
+    )
+
+  def arguments_digest(self) -> str:
+    """A digest of the canonical arguments (for logs and comparisons)."""
+    return hashlib.sha256(
+        canonicalize(dict(self.arguments), purpose=Purpose.REPLAY_IDENTITY)
+    ).hexdigest()
+
+  @classmethod
+  def from_bytes(cls, data: Optional[bytes]) -> RefreshInvocationRecord:
+    """Parses sealed record bytes.
+
+    Raises:
+      RefreshRecordCorruptError: Missing, not canonical JSON of this
+        format, or a field is missing or mistyped.
+    """
+    if data is None:
+      raise RefreshRecordCorruptError('The envelope holds no refresh record')
+    try:
+      value = json.loads(data.decode('utf-8'))
+      if canonicalize(value, purpose=Purpose.SEALED_RESULT) != data:
+        raise ValueError('not canonical')
+      if value.pop('version') != REFRESH_RECORD_VERSION:
+        raise ValueError('unknown version')
+      record = cls(**value)
+    except (
+        CanonicalJsonError,
+        KeyError,
+        TypeError,
+        UnicodeDecodeError,
+        ValueError,
+    ) as e:
+      raise RefreshRecordCorruptError(
+          f'The refresh record is corrupt ({type(e).__name__})'
+      ) from e
+    for field in dataclasses.fields(cls):
+      expected = (
+          dict
+          if field.name in ('arguments', 'correlation')
+          else (str, type(None))
+          if field.name == 'catalog_generation'
+          else str
+      )
+      if not isinstance(getattr(record, field.name), expected):
+        raise RefreshRecordCorruptError(
+            f'The refresh record field {field.name!r} is mistyped'
+        )
+    return record

@@ -1,0 +1,198 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+
+"""Shared set-up for the sealed-result, bootstrap and cold-replay tests.
+
+A `BoundStack` is the whole real path: the conformance server (stdio, or an
+HTTP process the caller started), an `McpAppBindingRegistry` binding it to a
+profile, and a `Runner` over a durable Session service whose scripted model
+calls the UI tools a test names and then answers with text. Stores are the
+SQL ones on SQLite files or on the loopback PostgreSQL server, or the
+local-development ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from collections.abc import AsyncIterator
+import contextlib
+import dataclasses
+from typing import Any
+from typing import Optional
+
+from google.adk.agents.llm_agent import LlmAgent
+from google.adk.events.event import Event
+from google.adk.mcp_apps.binding.registry import McpAppBindingRegistry
+from google.adk.mcp_apps.binding.spec import McpToolsetSpec
+from google.adk.mcp_apps.contracts.principal_resolver import Principal
+from google.adk.mcp_apps.contracts.scope import SessionKey
+from google.adk.mcp_apps.profile import local_dev_profile
+from google.adk.mcp_apps.profile.host_profile import McpAppsHostProfile
+from google.adk.mcp_apps.sealing.result_sealer import PENDING_SEALS
+from google.adk.mcp_apps.stores.sql_key_provider import SqlBindingKeyProvider
+from google.adk.mcp_apps.stores.sql_sealed_result_store import SqlSealedResultStore
+from google.adk.mcp_apps.stores.sql_session_lifecycle_store import SqlSessionLifecycleStore
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.adk.runners import Runner
+from google.genai import types as genai_types
+
+APP = "sealing"
+USER = "alice"
+TOOLSET = "conf"
+PRINCIPAL = Principal("alice-principal")
+
+
+class ScriptedLlm(BaseLlm):
+  """Calls every `(tool, args)` of `calls` in one turn, then answers text."""
+
+  model: str = "scripted"
+  calls: list[tuple[str, dict[str, Any]]] = []
+
+  async def generate_content_async(
+      self, llm_request: LlmRequest, stream: bool = False
+  ) -> AsyncGenerator[LlmResponse, None]:
+    del stream
+    answered = any(
+        part.function_response for part in llm_request.contents[-1].parts or []
+    )
+    if answered:
+      parts = [genai_types.Part(text="done")]
+    else:
+      parts = [
+          genai_types.Part(
+              function_call=genai_types.FunctionCall(name=name, args=args)
+          )
+          for name, args in self.calls
+      ]
+    yield LlmResponse(content=genai_types.Content(role="model", parts=parts))
+
+
+async def sql_profile(
+    url: str, *, name: str = "sealing", **overrides: Any
+) -> McpAppsHostProfile:
+  """A profile whose sealed-result, lifecycle and key stores are SQL ones
+  on `url` (the other providers stay the local-development ones)."""
+  sealed = SqlSealedResultStore(url)
+  await sealed.open()
+  lifecycle = SqlSessionLifecycleStore(url)
+  await lifecycle.open()
+  keys = SqlBindingKeyProvider(url)
+  await keys.load()
+  fields: dict[str, Any] = {
+      "sealed_result_store": sealed,
+      "session_lifecycle_store": lifecycle,
+      "key_provider": keys,
+  }
+  fields.update(overrides)
+  return local_dev_profile(name, **fields)
+
+
+async def close_profile(profile: McpAppsHostProfile) -> None:
+  """Closes the SQL stores `sql_profile` opened."""
+  for store in (
+      profile.sealed_result_store,
+      profile.session_lifecycle_store,
+      profile.key_provider,
+  ):
+    aclose = getattr(store, "aclose", None)
+    if aclose is not None:
+      await aclose()
+
+
+@dataclasses.dataclass
+class BoundStack:
+  """A registry, a Runner and a Session service over one real server."""
+
+  registry: McpAppBindingRegistry
+  profile: McpAppsHostProfile
+  session_service: Any
+  runner: Runner
+  llm: ScriptedLlm
+
+  def key(self, session_id: str) -> SessionKey:
+    return SessionKey(APP, USER, session_id)
+
+  async def new_session(self) -> str:
+    session = await self.session_service.create_session(
+        app_name=APP, user_id=USER
+    )
+    return str(session.id)
+
+  async def turn(
+      self, session_id: str, *calls: tuple[str, dict[str, Any]]
+  ) -> list[Event]:
+    """One Runner turn in which the model makes `calls` in parallel."""
+    self.llm.calls = list(calls)
+    events: list[Event] = []
+    async for event in self.runner.run_async(
+        user_id=USER,
+        session_id=session_id,
+        new_message=genai_types.Content(
+            role="user", parts=[genai_types.Part(text="go")]
+        ),
+    ):
+      events.append(event)
+    return events
+
+  async def stored_events(self, session_id: str) -> list[Event]:
+    """The Session's Events as the service persisted them."""
+    session = await self.session_service.get_session(
+        app_name=APP, user_id=USER, session_id=session_id
+    )
+    assert session is not None
+    return list(session.events)
+
+
+def widget_event(events: list[Event]) -> Event:
+  """The one Event of `events` that carries MCP widgets."""
+  found = [e for e in events if e.actions and e.actions.render_ui_widgets]
+  assert len(found) == 1, [e.model_dump(exclude_none=True) for e in events]
+  return found[0]
+
+
+@contextlib.asynccontextmanager
+async def bound_stack(
+    connection_params: Any,
+    *,
+    session_service: Any,
+    profile: Optional[McpAppsHostProfile] = None,
+    bind: bool = True,
+) -> AsyncIterator[BoundStack]:
+  """A started registry and a Runner over `session_service`.
+
+  Args:
+    connection_params: ADK connection parameters of the server.
+    session_service: The Session service (a durable one for lifecycle).
+    profile: The profile; the local-development one by default.
+    bind: False leaves the toolset model-only (no profile bound).
+  """
+  profile = profile or local_dev_profile()
+  registry = McpAppBindingRegistry(
+      {TOOLSET: McpToolsetSpec(connection_params=connection_params)},
+      profile if bind else None,
+      allow_dev_providers=True,
+  )
+  PENDING_SEALS.clear()
+  async with registry:
+    llm = ScriptedLlm()
+    agent = LlmAgent(name="probe", model=llm, tools=[registry.toolset(TOOLSET)])
+    runner = Runner(agent=agent, app_name=APP, session_service=session_service)
+    try:
+      yield BoundStack(registry, profile, session_service, runner, llm)
+    finally:
+      await runner.close()
+      PENDING_SEALS.clear()
