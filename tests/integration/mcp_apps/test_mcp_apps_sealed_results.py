@@ -15,7 +15,7 @@
 """Sealed results, references and the gated resolver, end to end.
 
 Cases P2-DESC-01/02, P2-REF-01 .. P2-REF-04, P2-REF-06, P2-REF-11 ..
-P2-REF-17, P2-SRS-03/04/05/07/22, P2-CJ-11/12 and P2-COMP-01/02/03/05
+P2-REF-17, P2-SRS-03/04/05/07/20/22, P2-CJ-11/12 and P2-COMP-01/02/03/05
 (RFC §3, compatibility matrix). Every result comes from a real `Runner`
 turn against the stdio conformance server (`sealing_support.bound_stack`):
 the scripted model calls the named UI tools in parallel, the profile-bound

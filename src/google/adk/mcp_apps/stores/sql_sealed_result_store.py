@@ -371,10 +371,11 @@ class SqlSealedResultStore:
     expiry = _timestamp(expires_at, 'expires_at')
     await self.open()
     digest = _envelope_digest(envelope)
+    # Insert first: a first create (the common case) is one transaction.
+    # A unique-key conflict means the instance already sealed (a retry, or a
+    # concurrent create that won), or, with odds of 2**-256, the record id
+    # collided: read the instance's row and decide.
     for _ in range(_CREATE_ATTEMPTS):
-      existing = await self._by_instance(operation_instance_id)
-      if existing is not None:
-        return self._adopt(existing, scope, digest)
       if self._before_insert is not None:
         await self._before_insert()
       record_id = secrets.token_urlsafe(RECORD_ID_BYTES)
@@ -400,9 +401,14 @@ class SqlSealedResultStore:
               )
           )
       except sa_exc.IntegrityError:
-        # A concurrent create of the same instance won (or, with odds of
-        # 2**-256, the record id collided): read again and decide.
-        logger.info('A concurrent sealed-result create won; re-reading')
+        logger.info(
+            'A concurrent sealed-result create won (or this is a retry);'
+            ' re-reading'
+        )
+        existing = await self._by_instance(operation_instance_id)
+        if existing is not None:
+          return self._adopt(existing, scope, digest)
+        logger.info('A sealed-result record id collided; retrying')
         continue
       return SealedResultRef(record_id, SCHEMA_VERSION)
     raise SealedResultConflictError(
