@@ -803,7 +803,7 @@ async def test_p2_rir_02_record_binds_every_field(host: Host) -> None:
   assert record.correlation["functionCallId"] == call.call_id
   assert record.correlation["invocationId"] == seen["invocation_id"]
   assert set(json.loads(record.to_bytes(max_bytes=1 << 20, max_depth=64))) == {
-      f.name for f in dataclasses.fields(RefreshInvocationRecord)
+      *RefreshInvocationRecord.model_fields
   } | {"version"}
 
 

@@ -28,12 +28,13 @@ at all.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from typing import Any
-from typing import Mapping
 from typing import Optional
+
+from pydantic import BaseModel
+from pydantic import ConfigDict
 
 from ..canonical_json import canonicalize
 from ..canonical_json import CanonicalJsonError
@@ -49,8 +50,7 @@ class RefreshRecordCorruptError(McpAppsError):
   placeholder only."""
 
 
-@dataclasses.dataclass(frozen=True)
-class RefreshInvocationRecord:
+class RefreshInvocationRecord(BaseModel):
   """The sealed identity of one render-producing call.
 
   Attributes:
@@ -70,10 +70,12 @@ class RefreshInvocationRecord:
     correlation: The descriptor's correlation, in wire form.
   """
 
+  model_config = ConfigDict(extra='forbid', frozen=True, strict=True)
+
   server_id: str
   toolset_id: str
   tool_name: str
-  arguments: Mapping[str, Any]
+  arguments: dict[str, Any]
   declaration_fingerprint: str
   catalog_generation: Optional[str]
   binding_revision: str
@@ -81,13 +83,11 @@ class RefreshInvocationRecord:
   classification_revision: str
   replay_class: str
   origin: str
-  correlation: Mapping[str, Any]
+  correlation: dict[str, Any]
 
   def to_value(self) -> dict[str, Any]:
     """The record as a JSON value, with its format version."""
-    value = dataclasses.asdict(self)
-    value['arguments'] = dict(self.arguments)
-    value['correlation'] = dict(self.correlation)
+    value: dict[str, Any] = self.model_dump(mode='json')
     value['version'] = REFRESH_RECORD_VERSION
     return value
 
@@ -103,7 +103,7 @@ class RefreshInvocationRecord:
   def arguments_digest(self) -> str:
     """A digest of the canonical arguments (for logs and comparisons)."""
     return hashlib.sha256(
-        canonicalize(dict(self.arguments), purpose=Purpose.REPLAY_IDENTITY)
+        canonicalize(self.arguments, purpose=Purpose.REPLAY_IDENTITY)
     ).hexdigest()
 
   @classmethod
@@ -118,31 +118,21 @@ class RefreshInvocationRecord:
       raise RefreshRecordCorruptError('The envelope holds no refresh record')
     try:
       value = json.loads(data.decode('utf-8'))
+      # Re-encoding must give the very bytes: an edit that still parses is
+      # corruption too.
       if canonicalize(value, purpose=Purpose.SEALED_RESULT) != data:
         raise ValueError('not canonical')
-      if value.pop('version') != REFRESH_RECORD_VERSION:
+      if value.pop('version', None) != REFRESH_RECORD_VERSION:
         raise ValueError('unknown version')
-      record = cls(**value)
+      return cls.model_validate(value)
     except (
         CanonicalJsonError,
-        KeyError,
+        AttributeError,
         TypeError,
         UnicodeDecodeError,
         ValueError,
     ) as e:
+      # pydantic's ValidationError is a ValueError.
       raise RefreshRecordCorruptError(
           f'The refresh record is corrupt ({type(e).__name__})'
       ) from e
-    for field in dataclasses.fields(cls):
-      expected = (
-          dict
-          if field.name in ('arguments', 'correlation')
-          else (str, type(None))
-          if field.name == 'catalog_generation'
-          else str
-      )
-      if not isinstance(getattr(record, field.name), expected):
-        raise RefreshRecordCorruptError(
-            f'The refresh record field {field.name!r} is mistyped'
-        )
-    return record
