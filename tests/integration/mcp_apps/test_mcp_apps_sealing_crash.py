@@ -805,6 +805,47 @@ async def test_p2_srs_08_operation_instance_unique_and_retry_reuses_it(
     await service.close()
 
 
+async def test_p2_srs_08_internal_retry_reuses_the_instance(
+    sqlite_env: Env, monkeypatch: pytest.MonkeyPatch
+):
+  """A create whose acknowledgement is lost is retried with its instance.
+
+  The first try writes the row and then fails (as a commit whose reply was
+  lost would); the append stage's retry presents the same operation
+  instance, so the store returns the first try's record: one row, and the
+  Event references it.
+  """
+  profile = await sql_profile(sqlite_env.store_url)
+  service = sqlite_env.session_service()
+  store = profile.sealed_result_store
+  create = store.create
+  instances: list[str] = []
+
+  async def lose_first_ack(*args: Any, **kwargs: Any) -> Any:
+    instances.append(kwargs['operation_instance_id'])
+    ref = await create(*args, **kwargs)
+    if len(instances) == 1:
+      raise ConnectionResetError('the commit reply was lost')
+    return ref
+
+  monkeypatch.setattr(store, 'create', lose_first_ack)
+  try:
+    async with bound_stack(
+        stdio_connection(), session_service=service, profile=profile
+    ) as stack:
+      session_id = await stack.new_session()
+      event = widget_event(await stack.turn(session_id, (UI_TOOL, {})))
+  finally:
+    await close_profile(profile)
+    await service.close()
+  assert len(instances) == 2 and instances[0] == instances[1]
+  rows = await sealed_rows(sqlite_env.store_url)
+  assert len(rows) == 1
+  (widget,) = event.actions.render_ui_widgets
+  assert widget.payload['sealedResultRef']['recordId'] == rows[0].ref.record_id
+  assert rows[0].operation_instance_id == instances[0]
+
+
 async def test_p2_rir_16_swapped_envelope_namespace_rejected(
     sqlite_env: Env, tmp_path: Path
 ):

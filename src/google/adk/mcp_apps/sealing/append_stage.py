@@ -52,6 +52,7 @@ from ..contracts.sealed_result_store import SealedResultRef
 from ..descriptor.reference_validation import function_response_ids
 from ..descriptor.reference_validation import validate_event_references
 from ..descriptor.sealed_reference import SealedResultReference
+from ..errors import McpAppsError
 from ..lifecycle.adoption import active_incarnation
 from .result_sealer import expires_at
 from .result_sealer import PENDING_SEALS
@@ -105,6 +106,34 @@ def _place(event: Event, seal: PendingSeal, ref: SealedResultRef) -> None:
       widget.payload['sealedResultRef'] = wire
       return
   # No widget to carry it: validation reports the call's missing reference.
+
+
+CREATE_ATTEMPTS = 2
+"""Tries of one envelope create; a retry reuses the operation instance, so
+the store's immutable create returns the first try's record if it landed."""
+
+
+async def _create(
+    seal: PendingSeal, scope: SealedRecordScope
+) -> SealedResultRef:
+  for attempt in range(1, CREATE_ATTEMPTS + 1):
+    try:
+      return await seal.store.create(
+          scope,
+          operation_instance_id=seal.operation_instance_id,
+          envelope=seal.envelope,
+          expires_at=expires_at(seal),
+      )
+    except McpAppsError:
+      raise  # A typed refusal (conflict, incompatible store) is final.
+    except Exception:  # pylint: disable=broad-except
+      if attempt == CREATE_ATTEMPTS:
+        raise
+      logger.warning(
+          'Sealed-result create failed; retrying the same operation instance',
+          exc_info=True,
+      )
+  raise AssertionError('unreachable')
 
 
 def _revoke_stale(
@@ -187,12 +216,7 @@ async def append_event_with_sealed_results(
     await _fault(SealFault.BEFORE_STORE_WRITE)
     if not _revoke_stale(event, [seal], pending):
       continue  # Readiness was lost before this envelope was written.
-    ref = await seal.store.create(
-        scope,
-        operation_instance_id=seal.operation_instance_id,
-        envelope=seal.envelope,
-        expires_at=expires_at(seal),
-    )
+    ref = await _create(seal, scope)
     _place(event, seal, ref)
     placed.append((seal, scope, ref))
   await _fault(SealFault.AFTER_STORE_WRITE)
