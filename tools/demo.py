@@ -16,8 +16,11 @@
 
 Runs `tools/demo_scenario.py` on pristine google-adk 2.13.0 (prefix 0 of the
 series, materialized from the pinned sdist) and on the patched working tree,
-and prints what each persisted and showed the model, side by side. Until the
-host service lands this is the series' end-to-end view in a terminal.
+and prints what each persisted and showed the model, side by side; then
+`tools/demo_bound.py` on the patched tree alone: one profile-bound UI call,
+its persisted descriptor, its render bootstrap, a refused resolver request
+and the cold affordance after a restart. Until the host service lands this
+is the series' end-to-end view in a terminal.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ sys.path.insert(0, str(ROOT / 'tools'))
 import series  # pylint: disable=g-import-not-at-top
 
 
-def _run(src: Path) -> dict[str, Any]:
+def _run(src: Path, script: str = 'demo_scenario.py') -> dict[str, Any]:
   env = dict(os.environ)
   env['PYTHONPATH'] = os.pathsep.join([
       str(src),
@@ -44,14 +47,14 @@ def _run(src: Path) -> dict[str, Any]:
       str(ROOT / 'contributing' / 'samples'),
   ])
   proc = subprocess.run(
-      [sys.executable, str(ROOT / 'tools' / 'demo_scenario.py')],
+      [sys.executable, str(ROOT / 'tools' / script)],
       env=env,
       capture_output=True,
       text=True,
       timeout=300,
   )
   if proc.returncode != 0:
-    sys.exit(f'demo scenario failed on {src}:\n{proc.stderr[-4000:]}')
+    sys.exit(f'{script} failed on {src}:\n{proc.stderr[-4000:]}')
   return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -127,6 +130,31 @@ def main() -> None:
         pristine['dashboard'].get(key),
         patched['dashboard'].get(key),
     )
+  _bound(_run(ROOT / 'src', 'demo_bound.py'))
+
+
+def _bound(report: dict[str, Any]) -> None:
+  """The profile-bound call: what persists, what renders, what is refused."""
+  print(
+      '\n== dashboard, profile-bound (patched only: local-development'
+      ' profile, SQL stores on SQLite)'
+  )
+  for title, key in (
+      ('persisted widget payload (the descriptor)', 'persisted_widget_payload'),
+      (
+          'persisted FunctionResponse keys',
+          'persisted_function_response_keys',
+      ),
+      ('bootstrap_render: the RenderDocument', 'bootstrap'),
+      (
+          'gated resolver, asked for another View',
+          'resolver_refuses_another_view',
+      ),
+      ('bootstrap after a restart', 'bootstrap_after_restart'),
+      ('cold affordance after a restart', 'cold_affordance'),
+  ):
+    print(f'-- {title}')
+    print(textwrap.indent(json.dumps(report.get(key), indent=2), '   '))
 
 
 if __name__ == '__main__':
