@@ -116,6 +116,13 @@ class BootstrapGenerationError(BootstrapError):
   """No live reserved generation: cold affordance, never a silent rebind."""
 
 
+def _gone(step: BootstrapStep, function_call_id: str) -> BootstrapError:
+  """The cold failure of a step whose generation is gone."""
+  return BootstrapGenerationError(
+      step, 'generation_invalidated', function_call_id, cold=True
+  )
+
+
 class BootstrapResolveError(BootstrapError):
   """The gated resolver released nothing (read-only render)."""
 
@@ -297,9 +304,7 @@ async def read_app_resource(
     try:
       result = await hold.read_resource(uri, **kwargs)
     except ConnectionAffinityError as e:
-      raise BootstrapGenerationError(
-          BootstrapStep.READ, 'generation_invalidated', call_id, cold=True
-      ) from e
+      raise _gone(BootstrapStep.READ, call_id) from e
     except Exception as e:  # pylint: disable=broad-except
       raise BootstrapReadError(
           BootstrapStep.READ, 'read_failed', call_id
@@ -388,9 +393,7 @@ async def bootstrap_render(
     try:
       hold.check()
     except ConnectionAffinityError as e:
-      raise BootstrapGenerationError(
-          BootstrapStep.RESERVE, 'generation_invalidated', call_id, cold=True
-      ) from e
+      raise _gone(BootstrapStep.RESERVE, call_id) from e
     binding = ViewBinding(
         toolset_id=toolset_id,
         server_id=registry.server_id(toolset_id),
@@ -447,9 +450,7 @@ async def bootstrap_render(
       # the read was in flight: no grant for a generation that is gone.
       hold.check()
     except ConnectionAffinityError as e:
-      raise BootstrapGenerationError(
-          BootstrapStep.ACTIVATE, 'generation_invalidated', call_id, cold=True
-      ) from e
+      raise _gone(BootstrapStep.ACTIVATE, call_id) from e
   except BaseException:
     hold.release()
     raise
