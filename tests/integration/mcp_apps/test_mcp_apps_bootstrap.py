@@ -48,6 +48,7 @@ import os
 from pathlib import Path
 import shutil
 import signal
+import sqlite3
 import sys
 from typing import Any
 from typing import Optional
@@ -58,6 +59,7 @@ from google.adk.events.ui_widget import UiWidget
 from google.adk.mcp_apps.affinity.errors import GenerationInvalidatedError
 from google.adk.mcp_apps.affinity.errors import InvalidationReason
 from google.adk.mcp_apps.affinity.generations import HoldKind
+from google.adk.mcp_apps.bootstrap.live_replay import replay_to_view
 from google.adk.mcp_apps.bootstrap.render import bootstrap_render
 from google.adk.mcp_apps.bootstrap.render import BootstrapDeniedError
 from google.adk.mcp_apps.bootstrap.render import BootstrapError
@@ -72,12 +74,15 @@ from google.adk.mcp_apps.contracts.local_dev import LocalDevKeyProvider
 from google.adk.mcp_apps.contracts.principal_resolver import Principal
 from google.adk.mcp_apps.contracts.scope import SessionKey
 from google.adk.mcp_apps.contracts.session_authorizer import SessionPurpose
+from google.adk.mcp_apps.lifecycle.manager import SealedStoreParticipant
+from google.adk.mcp_apps.lifecycle.manager import SessionLifecycleManager
 from google.adk.mcp_apps.profile.limits import DeliveryLimits
 from google.adk.mcp_apps.profile.limits import HostLimits
 from google.adk.mcp_apps.sealing.resolver import GatedResultResolver
 from google.adk.mcp_apps.sealing.resolver import ResolutionFault
 from google.adk.mcp_apps.sealing.resolver import SealedResolutionError
 from google.adk.mcp_apps.sealing.resolver import ViewBinding
+from google.adk.mcp_apps.stores import sql_sealed_result_store
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.adk.tools.mcp_tool import StdioConnectionParams
 from google.adk.tools.mcp_tool import StreamableHTTPConnectionParams
@@ -481,6 +486,155 @@ async def test_p2_boot_04_resolves_without_a_lease_and_checks_the_view(
     assert resolved.function_call_id == second
     second_doc = await h.bootstrap(sid, ev.id, second)
     assert second_doc.grant.binding == own
+
+
+# --- P2-BOOT-04 (post-lease), P2-COMP-07, P2-SLS-22: live replay ------------
+
+
+async def _replay_fault(h: Harness, grant: Any) -> ResolutionFault:
+  with pytest.raises(SealedResolutionError) as info:
+    await replay_to_view(grant, profile=h.profile, session_service=h.svc)
+  return info.value.fault
+
+
+async def test_p2_boot_04_interactive_replay_needs_a_live_grant(
+    harness: Any, monkeypatch: Any
+) -> None:
+  """P2-BOOT-04 (post-lease rule): replay to a View needs its live grant.
+
+  Three Views of one Event are bootstrapped. A live grant gets its full
+  sealed result again. A revoked grant gets `VIEW_NOT_LIVE` without the
+  Session or the store being read; a grant revoked while the resolve is
+  in flight gets `VIEW_NOT_LIVE` though the store answered; once the
+  connection generation is invalidated, the third View gets nothing.
+  """
+  async with harness() as h:
+    sid, ev = await h.turn(
+        (names.UI_RESULT, {"label": "a"}),
+        (names.UI_RESULT, {"label": "b"}),
+        (names.UI_RESULT, {"label": "c"}),
+    )
+    docs = [await h.bootstrap(sid, ev.id, c) for c in _ids(ev)]
+    first, second, third = docs
+    _record_internals(h, monkeypatch)
+
+    h.trail.clear()
+    replayed = await replay_to_view(
+        first.grant, profile=h.profile, session_service=h.svc
+    )
+    assert replayed.full_result() == first.tool_result
+    assert h.trail == ["load_session", "store_resolve"]
+
+    first.grant.revoke()
+    h.trail.clear()
+    assert await _replay_fault(h, first.grant) is ResolutionFault.VIEW_NOT_LIVE
+    assert h.trail == []
+
+    store = h.profile.sealed_result_store
+    resolve = store.resolve
+
+    async def revoking_resolve(*args: Any, **kwargs: Any) -> Any:
+      envelope = await resolve(*args, **kwargs)
+      second.grant.revoke()
+      return envelope
+
+    monkeypatch.setattr(store, "resolve", revoking_resolve)
+    h.trail.clear()
+    assert await _replay_fault(h, second.grant) is (
+        ResolutionFault.VIEW_NOT_LIVE
+    )
+    assert h.trail == ["load_session", "store_resolve"]
+
+    assert await h.st.registry.connections.invalidate(
+        third.grant.generation_id, InvalidationReason.EVICTED
+    )
+    assert await _replay_fault(h, third.grant) is ResolutionFault.VIEW_NOT_LIVE
+
+
+async def test_p2_comp_07_view_data_comes_from_the_sealed_record(
+    harness: Any, monkeypatch: Any
+) -> None:
+  """P2-COMP-07: bootstrap and live replay read the sealed record.
+
+  Under a bound profile, the result a View receives at bootstrap and on a
+  live replay is the full sealed result (with `structuredContent`, which
+  the persisted FunctionResponse lacks), each fetched once through the
+  gated resolver with the View's binding. Corrupting the sealed row after
+  bootstrap makes the live replay fail `CORRUPT`: nothing is served from
+  the Event or from the earlier document.
+  """
+  asks: list[Optional[ViewBinding]] = []
+  resolve = GatedResultResolver.resolve
+
+  async def recording(self: Any, *args: Any, **kwargs: Any) -> Any:
+    asks.append(kwargs.get("view"))
+    return await resolve(self, *args, **kwargs)
+
+  monkeypatch.setattr(GatedResultResolver, "resolve", recording)
+  async with harness() as h:
+    sid, ev = await h.turn((names.UI_RESULT, {"label": "comp-07"}))
+    (call_id,) = _ids(ev)
+    doc = await h.bootstrap(sid, ev.id, call_id)
+    replayed = await replay_to_view(
+        doc.grant, profile=h.profile, session_service=h.svc
+    )
+    assert asks == [doc.grant.binding, doc.grant.binding]
+    sealed = {"label": "comp-07", "forView": True}
+    assert doc.tool_result["structuredContent"] == sealed
+    assert replayed.full_result()["structuredContent"] == sealed
+    (stored,) = [e for e in await h.st.stored_events(sid) if e.id == ev.id]
+    (response,) = [
+        p.function_response
+        for p in stored.content.parts
+        if p.function_response and p.function_response.id == call_id
+    ]
+    assert "structuredContent" not in response.response
+
+    table = sql_sealed_result_store.TABLE_NAME
+    path = h.url.split(":///", 1)[1]
+    with contextlib.closing(sqlite3.connect(path)) as db:
+      db.execute(
+          f"UPDATE {table} SET sealed_result = CAST(REPLACE(CAST("
+          "sealed_result AS TEXT), 'comp-07', 'comp-99') AS BLOB)"
+          " WHERE function_call_id = ?",
+          (call_id,),
+      )
+      db.commit()
+    assert await _replay_fault(h, doc.grant) is ResolutionFault.CORRUPT
+    assert doc.grant.active
+
+
+async def test_p2_sls_22_old_incarnation_grant_serves_nothing(
+    harness: Any,
+) -> None:
+  """P2-SLS-22: a View grant from before a recreation fails typed.
+
+  The grant of a bootstrapped View records the Session's incarnation.
+  Once the Session is deleted its replay fails `SESSION_NOT_ACTIVE`; once
+  the same id is recreated (incarnation 2) it fails `STALE_INCARNATION`,
+  although the grant itself was never revoked.
+  """
+  async with harness() as h:
+    sid, ev = await h.turn((names.OPEN_VIEW, {}))
+    (call_id,) = _ids(ev)
+    doc = await h.bootstrap(sid, ev.id, call_id)
+    assert doc.grant.incarnation == 1
+    key = h.st.key(sid)
+    manager = SessionLifecycleManager(
+        h.profile.session_lifecycle_store,
+        h.svc,
+        participants=[SealedStoreParticipant(h.profile.sealed_result_store)],
+    )
+    await manager.delete(key)
+    assert await _replay_fault(h, doc.grant) is (
+        ResolutionFault.SESSION_NOT_ACTIVE
+    )
+    _, record = await manager.create(key)
+    assert record.incarnation == 2
+    assert doc.grant.active
+    assert await _replay_fault(h, doc.grant) is (
+        ResolutionFault.STALE_INCARNATION
+    )
 
 
 # --- P2-BOOT-07..10: exact-one selection -------------------------------------

@@ -30,8 +30,8 @@ module imports only from its own layer or the ones below it:
   tool handles), `lifecycle` and `stores` (Session incarnations and the
   durable stores), `descriptor` (the persisted widget descriptor and its
   sealed-result references), `sealing` (sealing, the append stage and the
-  gated resolver) and `bootstrap` (the ordered render bootstrap, the
-  read-only render and cold replay).
+  gated resolver) and `bootstrap` (the ordered render bootstrap, live
+  replay to a View, the read-only render and cold replay).
 
 Everything here is inert until an Apps host profile is bound, except the
 three behaviour changes the RFC declares (visibility enforcement, the model

@@ -147,12 +147,15 @@ class ViewGrant:
     session: The Session.
     binding: What the View is bound to.
     generation_id: The connection generation the View runs on.
+    incarnation: The Session incarnation the grant was issued in; after a
+      deletion and recreation the grant serves nothing (RFC §3).
   """
 
   view_id: str
   session: SessionKey
   binding: ViewBinding
   generation_id: str
+  incarnation: int
   _hold: GenerationHold = dataclasses.field(repr=False)
 
   @property
@@ -174,7 +177,10 @@ class ViewGrant:
     self._hold.release()
 
   def __repr__(self) -> str:
-    return f'ViewGrant(<redacted>, generation_id={self.generation_id!r})'
+    return (
+        f'ViewGrant(<redacted>, generation_id={self.generation_id!r},'
+        f' incarnation={self.incarnation})'
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -460,6 +466,7 @@ async def bootstrap_render(
       session=session,
       binding=binding,
       generation_id=hold.generation_id,
+      incarnation=resolved.scope.incarnation,
       _hold=hold,
   )
   return RenderDocument(

@@ -29,6 +29,10 @@ any byte the resolver (RFC §3 "resolver rule"):
 6. resolves the record in exactly that scope, which verifies the
    store-private digest.
 
+Bootstrap asks before any View exists (the pre-lease rule, RFC §3 step 3);
+interactive replay to a live View asks with the View's grant, through
+`bootstrap.live_replay` (the post-lease rule).
+
 Every failure is a `SealedResolutionError` whose `fault` says which check
 failed; the host shows the read-only render for all of them.
 """
@@ -91,6 +95,9 @@ class ResolutionFault(enum.Enum):
   """The descriptor's binding revision does not verify."""
   VIEW_MISMATCH = 'view_mismatch'
   """The asking View is bound to another widget."""
+  VIEW_NOT_LIVE = 'view_not_live'
+  """Interactive replay for a View whose grant was revoked or whose
+  connection generation is gone (the post-lease rule)."""
   RECORD_NOT_FOUND = 'record_not_found'
   """No record for the reference in exactly this scope (swapped, collected,
   deleted, or another tenant's)."""
