@@ -29,15 +29,25 @@ from collections.abc import AsyncGenerator
 from collections.abc import AsyncIterator
 import contextlib
 import dataclasses
+import json
+from pathlib import Path
 from typing import Any
+from typing import Awaitable
+from typing import Callable
 from typing import Optional
 
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.events.event import Event
 from google.adk.mcp_apps.binding.registry import McpAppBindingRegistry
 from google.adk.mcp_apps.binding.spec import McpToolsetSpec
+from google.adk.mcp_apps.bootstrap.render import bootstrap_render
+from google.adk.mcp_apps.bootstrap.render import RenderDocument
 from google.adk.mcp_apps.contracts.principal_resolver import Principal
 from google.adk.mcp_apps.contracts.scope import SessionKey
+from google.adk.mcp_apps.contracts.sealed_result_store import SealedRecordScope
+from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultRef
+from google.adk.mcp_apps.descriptor.reference_validation import mcp_widgets
+from google.adk.mcp_apps.descriptor.widget_descriptor import McpAppWidgetDescriptor
 from google.adk.mcp_apps.profile import local_dev_profile
 from google.adk.mcp_apps.profile.host_profile import McpAppsHostProfile
 from google.adk.mcp_apps.sealing.result_sealer import PENDING_SEALS
@@ -164,6 +174,63 @@ def widget_event(events: list[Event]) -> Event:
   return found[0]
 
 
+@dataclasses.dataclass
+class LoggedStack:
+  """A bound stack over a conformance server that logs what it receives.
+
+  The base of the bootstrap tests' harnesses.
+
+  Attributes:
+    st: The bound stack.
+    log: The server's request log (`request_log_file`).
+  """
+
+  st: BoundStack
+  log: Path
+
+  @property
+  def profile(self) -> Any:
+    return self.st.profile
+
+  @property
+  def svc(self) -> Any:
+    return self.st.session_service
+
+  def entries(self) -> list[dict[str, Any]]:
+    """Every message the server received, in order."""
+    if not self.log.exists():
+      return []
+    return [json.loads(line) for line in self.log.read_text().splitlines()]
+
+  async def turn(self, *calls: tuple[str, dict[str, Any]]) -> tuple[str, Event]:
+    """A new Session and one turn making `calls`; its widget Event."""
+    sid = await self.st.new_session()
+    return sid, widget_event(await self.st.turn(sid, *calls))
+
+  def reservation(self, sid: str, call_id: str) -> Any:
+    """The render reservation a call left, or None."""
+    return self.st.registry.render_reservations.peek(
+        TOOLSET, self.st.key(sid), call_id
+    )
+
+  async def bootstrap(
+      self, sid: str, event_id: str, call_id: str, **kwargs: Any
+  ) -> RenderDocument:
+    """`bootstrap_render` of one widget, with the stack's profile unless
+    `profile` is given."""
+    kwargs.setdefault("profile", self.profile)
+    return await bootstrap_render(
+        registry=self.st.registry,
+        session_service=self.svc,
+        principal=PRINCIPAL,
+        session=self.st.key(sid),
+        toolset_id=TOOLSET,
+        event_id=event_id,
+        function_call_id=call_id,
+        **kwargs,
+    )
+
+
 @contextlib.asynccontextmanager
 async def bound_stack(
     connection_params: Any,
@@ -196,3 +263,43 @@ async def bound_stack(
     finally:
       await runner.close()
       PENDING_SEALS.clear()
+
+
+def referenced_record_ids(event: Event) -> dict[str, str]:
+  """The Event's sealed references by function-call id, both placements."""
+  refs = {
+      call_id: ref.record_id
+      for call_id, ref in (event.sealed_result_refs or {}).items()
+  }
+  for call_id, widget in mcp_widgets(event).items():
+    if (
+        isinstance(widget, McpAppWidgetDescriptor)
+        and widget.sealed_result_ref is not None
+    ):
+      refs[call_id] = widget.sealed_result_ref.record_id
+  return refs
+
+
+def authoritative_check(
+    service: Any,
+) -> Callable[[SealedRecordScope, SealedResultRef], Awaitable[bool]]:
+  """GC's `is_referenced`: does a persisted Event carry this reference?"""
+
+  async def is_referenced(
+      scope: SealedRecordScope, ref: SealedResultRef
+  ) -> bool:
+    session = await service.get_session(
+        app_name=scope.session.app_name,
+        user_id=scope.session.user_id,
+        session_id=scope.session.session_id,
+    )
+    if session is None:
+      return False
+    return any(
+        event.id == scope.event_id
+        and referenced_record_ids(event).get(scope.function_call_id)
+        == ref.record_id
+        for event in session.events
+    )
+
+  return is_referenced

@@ -68,7 +68,6 @@ from google.adk.mcp_apps.bootstrap.render import BootstrapReadError
 from google.adk.mcp_apps.bootstrap.render import BootstrapResolveError
 from google.adk.mcp_apps.bootstrap.render import BootstrapStep
 from google.adk.mcp_apps.bootstrap.render import ContentSelectionError
-from google.adk.mcp_apps.bootstrap.render import RenderDocument
 from google.adk.mcp_apps.bootstrap.render import select_app_content
 from google.adk.mcp_apps.contracts.local_dev import LocalDevKeyProvider
 from google.adk.mcp_apps.contracts.principal_resolver import Principal
@@ -93,8 +92,8 @@ from mcp_apps_conformance_server import names
 from mcp_apps_conformance_server import views
 import pytest
 from sealing_support import bound_stack
-from sealing_support import BoundStack
 from sealing_support import close_profile
+from sealing_support import LoggedStack
 from sealing_support import PRINCIPAL
 from sealing_support import sql_profile
 from sealing_support import TOOLSET
@@ -151,36 +150,18 @@ class RecordingSessionService(SqliteSessionService):
 
 
 @dataclasses.dataclass
-class Harness:
+class Harness(LoggedStack):
   """A bound stack over a logged conformance server, with its recorders.
 
   Attributes:
-    st: The bound stack.
-    log: The server's request log.
     trail: What the recorders saw, in order.
     authorizer: The profile's recording authorizer.
     url: The SQLite URL of the profile's stores.
   """
 
-  st: BoundStack
-  log: Path
   trail: list[str]
   authorizer: RecordingAuthorizer
   url: str
-
-  @property
-  def profile(self) -> Any:
-    return self.st.profile
-
-  @property
-  def svc(self) -> Any:
-    return self.st.session_service
-
-  def entries(self) -> list[dict[str, Any]]:
-    """Every message the server received, in order."""
-    if not self.log.exists():
-      return []
-    return [json.loads(line) for line in self.log.read_text().splitlines()]
 
   def reads(self, since: int = 0) -> list[dict[str, Any]]:
     """The `resources/read` entries from position `since` on."""
@@ -195,37 +176,6 @@ class Harness:
     ]
     assert calls, name
     return calls[-1]["connectionId"]
-
-  async def turn(self, *calls: tuple[str, dict[str, Any]]) -> tuple[str, Event]:
-    """A new Session and one turn making `calls`; its widget Event."""
-    sid = await self.st.new_session()
-    return sid, widget_event(await self.st.turn(sid, *calls))
-
-  def reservation(self, sid: str, call_id: str) -> Any:
-    return self.st.registry.render_reservations.peek(
-        TOOLSET, self.st.key(sid), call_id
-    )
-
-  async def bootstrap(
-      self,
-      sid: str,
-      event_id: str,
-      call_id: str,
-      *,
-      profile: Any = None,
-      **kwargs: Any,
-  ) -> RenderDocument:
-    return await bootstrap_render(
-        registry=self.st.registry,
-        profile=profile or self.profile,
-        session_service=self.svc,
-        principal=PRINCIPAL,
-        session=self.st.key(sid),
-        toolset_id=TOOLSET,
-        event_id=event_id,
-        function_call_id=call_id,
-        **kwargs,
-    )
 
   def operation_hold(self, generation_id: str) -> Any:
     """A fresh hold on a generation, for the test's own direct requests."""

@@ -42,7 +42,6 @@ from collections.abc import AsyncGenerator
 from collections.abc import AsyncIterator
 import contextlib
 import dataclasses
-import json
 from pathlib import Path
 import threading
 from typing import Any
@@ -55,14 +54,12 @@ from google.adk.mcp_apps.affinity.errors import InvalidationReason
 from google.adk.mcp_apps.affinity.generations import HoldKind
 from google.adk.mcp_apps.bootstrap.read_only import read_only_reason
 from google.adk.mcp_apps.bootstrap.read_only import ReadOnlyReason
-from google.adk.mcp_apps.bootstrap.render import bootstrap_render
 from google.adk.mcp_apps.bootstrap.render import BootstrapGenerationError
 from google.adk.mcp_apps.bootstrap.render import BootstrapResolveError
 from google.adk.mcp_apps.bootstrap.render import BootstrapStep
 from google.adk.mcp_apps.bootstrap.render import RenderDocument
 from google.adk.mcp_apps.contracts.sealed_result_store import SealedRecordScope
 from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultNotFoundError
-from google.adk.mcp_apps.descriptor.reference_validation import mcp_widgets
 from google.adk.mcp_apps.descriptor.widget_descriptor import McpAppWidgetDescriptor
 from google.adk.mcp_apps.descriptor.widget_descriptor import read_mcp_widget
 from google.adk.mcp_apps.profile.fingerprint import binding_revision
@@ -81,10 +78,11 @@ from google.genai import types as genai_types
 from mcp_apps_conformance_server import names
 import pytest
 from sealing_support import APP
+from sealing_support import authoritative_check
 from sealing_support import bound_stack
-from sealing_support import BoundStack
 from sealing_support import close_profile
-from sealing_support import PRINCIPAL
+from sealing_support import LoggedStack
+from sealing_support import referenced_record_ids
 from sealing_support import ScriptedLlm
 from sealing_support import sql_profile
 from sealing_support import TOOLSET
@@ -103,61 +101,18 @@ CALL = "tools/call"
 
 
 @dataclasses.dataclass
-class Harness:
+class Harness(LoggedStack):
   """A bound stack over a logged stdio conformance server.
 
   Attributes:
-    st: The bound stack.
-    log: The server's request log.
     url: The SQLite URL of the profile's stores (None: dev profile).
   """
 
-  st: BoundStack
-  log: Path
   url: Optional[str]
-
-  @property
-  def profile(self) -> Any:
-    return self.st.profile
-
-  @property
-  def svc(self) -> Any:
-    return self.st.session_service
-
-  def entries(self) -> list[dict[str, Any]]:
-    """Every message the server received, in order."""
-    if not self.log.exists():
-      return []
-    return [json.loads(line) for line in self.log.read_text().splitlines()]
 
   def connection_of(self, method: str) -> list[str]:
     """The server connection ids of every `method` message, in order."""
     return [e["connectionId"] for e in self.entries() if e["method"] == method]
-
-  async def turn(self, *calls: tuple[str, dict[str, Any]]) -> tuple[str, Event]:
-    """A new Session and one turn making `calls`; its widget Event."""
-    sid = await self.st.new_session()
-    return sid, widget_event(await self.st.turn(sid, *calls))
-
-  def reservation(self, sid: str, call_id: str) -> Any:
-    return self.st.registry.render_reservations.peek(
-        TOOLSET, self.st.key(sid), call_id
-    )
-
-  async def bootstrap(
-      self, sid: str, event_id: str, call_id: str, **kwargs: Any
-  ) -> RenderDocument:
-    kwargs.setdefault("profile", self.profile)
-    return await bootstrap_render(
-        registry=self.st.registry,
-        session_service=self.svc,
-        principal=PRINCIPAL,
-        session=self.st.key(sid),
-        toolset_id=TOOLSET,
-        event_id=event_id,
-        function_call_id=call_id,
-        **kwargs,
-    )
 
   async def direct_read(self, generation_id: str, uri: str) -> Any:
     """The test's own read of `uri` on a generation, through a fresh hold."""
@@ -219,42 +174,6 @@ def _descriptor(event: Event, call_id: str) -> McpAppWidgetDescriptor:
   return descriptor
 
 
-def _referenced_record_ids(event: Event) -> dict[str, str]:
-  """The Event's sealed references by function-call id, both placements."""
-  refs = {
-      call_id: ref.record_id
-      for call_id, ref in (event.sealed_result_refs or {}).items()
-  }
-  for call_id, widget in mcp_widgets(event).items():
-    if (
-        isinstance(widget, McpAppWidgetDescriptor)
-        and widget.sealed_result_ref is not None
-    ):
-      refs[call_id] = widget.sealed_result_ref.record_id
-  return refs
-
-
-def _authoritative_check(service: Any) -> Any:
-  """GC's `is_referenced`: does a persisted Event carry this reference?"""
-
-  async def is_referenced(scope: SealedRecordScope, ref: Any) -> bool:
-    session = await service.get_session(
-        app_name=scope.session.app_name,
-        user_id=scope.session.user_id,
-        session_id=scope.session.session_id,
-    )
-    if session is None:
-      return False
-    return any(
-        event.id == scope.event_id
-        and _referenced_record_ids(event).get(scope.function_call_id)
-        == ref.record_id
-        for event in session.events
-    )
-
-  return is_referenced
-
-
 def _record_creates(
     store: Any, monkeypatch: Any
 ) -> list[tuple[SealedRecordScope, Any]]:
@@ -277,6 +196,32 @@ def _function_response_ids(events: list[Event]) -> set[str]:
   }
 
 
+async def _turn_revoked_at(
+    h: Harness, point: str
+) -> tuple[list[str], str, list[Event]]:
+  """A turn calling `open_view`, with readiness withdrawn at `point`.
+
+  Returns the fault points reached, the Session id and its stored Events.
+  The turn itself completes: the model's closing text follows the
+  FunctionResponse.
+  """
+  points: list[str] = []
+
+  async def hook(reached: str) -> None:
+    points.append(reached)
+    if reached == point:
+      await h.st.registry.revoke()
+
+  set_fault_hook(hook)
+  try:
+    sid = await h.st.new_session()
+    events = await h.st.turn(sid, ("open_view", {}))
+  finally:
+    set_fault_hook(None)
+  assert events[-1].content.parts[0].text == "done"
+  return points, sid, await h.st.stored_events(sid)
+
+
 # --- P2-RDY-21: readiness lost after the seal, before the append -------------
 
 
@@ -295,24 +240,8 @@ async def test_p2_rdy_21_readiness_lost_after_store_write(
   async with harness() as h:
     store = h.profile.sealed_result_store
     created = _record_creates(store, monkeypatch)
-    points: list[str] = []
-
-    async def hook(point: str) -> None:
-      points.append(point)
-      if point == SealFault.AFTER_STORE_WRITE:
-        await h.st.registry.revoke()
-
-    set_fault_hook(hook)
-    try:
-      sid = await h.st.new_session()
-      events = await h.st.turn(sid, ("open_view", {}))
-    finally:
-      set_fault_hook(None)
-
+    points, sid, stored = await _turn_revoked_at(h, SealFault.AFTER_STORE_WRITE)
     assert SealFault.AFTER_STORE_WRITE in points
-    # The turn completed: the model's closing text came after the response.
-    assert events[-1].content.parts[0].text == "done"
-    stored = await h.st.stored_events(sid)
     (call_id,) = _function_response_ids(stored)
     (responding,) = [
         e
@@ -322,14 +251,14 @@ async def test_p2_rdy_21_readiness_lost_after_store_write(
     assert not responding.actions.render_ui_widgets
     assert not responding.sealed_result_refs
     assert not any(e.actions and e.actions.render_ui_widgets for e in stored)
-    assert not any(_referenced_record_ids(e) for e in stored)
+    assert not any(referenced_record_ids(e) for e in stored)
 
     # The record was written, and stays pending and unreferenced.
     ((scope, ref),) = created
     assert scope.function_call_id == call_id
     assert scope.event_id == responding.id
     assert await store.state(scope, ref) is SealedRecordState.PENDING
-    check = _authoritative_check(h.svc)
+    check = authoritative_check(h.svc)
     assert not await check(scope, ref)
 
     # Orphan GC deletes exactly it.
@@ -366,30 +295,17 @@ async def test_p2_rdy_21_readiness_lost_before_store_write(
   async with harness() as h:
     store = h.profile.sealed_result_store
     created = _record_creates(store, monkeypatch)
-    points: list[str] = []
-
-    async def hook(point: str) -> None:
-      points.append(point)
-      if point == SealFault.BEFORE_STORE_WRITE:
-        await h.st.registry.revoke()
-
-    set_fault_hook(hook)
-    try:
-      sid = await h.st.new_session()
-      events = await h.st.turn(sid, ("open_view", {}))
-    finally:
-      set_fault_hook(None)
-
+    points, sid, stored = await _turn_revoked_at(
+        h, SealFault.BEFORE_STORE_WRITE
+    )
     assert points and points[0] == SealFault.BEFORE_STORE_WRITE
-    assert events[-1].content.parts[0].text == "done"
-    stored = await h.st.stored_events(sid)
     (call_id,) = _function_response_ids(stored)
     assert not any(e.actions and e.actions.render_ui_widgets for e in stored)
-    assert not any(_referenced_record_ids(e) for e in stored)
+    assert not any(referenced_record_ids(e) for e in stored)
     # Readiness was lost before the create: nothing was written.
     assert created == []
     deleted = await store.collect_garbage(
-        now=FAR_FUTURE, is_referenced=_authoritative_check(h.svc)
+        now=FAR_FUTURE, is_referenced=authoritative_check(h.svc)
     )
     assert deleted == 0
     with pytest.raises(BootstrapGenerationError) as caught:

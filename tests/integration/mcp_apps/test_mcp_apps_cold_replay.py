@@ -60,6 +60,7 @@ from google.adk.mcp_apps.bootstrap.cold_replay import RERUN_WARNING
 from google.adk.mcp_apps.bootstrap.render import bootstrap_render
 from google.adk.mcp_apps.bootstrap.render import BootstrapGenerationError
 from google.adk.mcp_apps.bootstrap.render import BootstrapStep
+from google.adk.mcp_apps.bootstrap.render import RenderDocument
 from google.adk.mcp_apps.canonical_json import canonicalize
 from google.adk.mcp_apps.canonical_json import Purpose
 from google.adk.mcp_apps.contracts.principal_resolver import Principal
@@ -365,6 +366,20 @@ def _no_fault_hook() -> Any:
   append_stage.set_fault_hook(None)
 
 
+async def _bootstrap(stack: BoundStack, call: Call) -> RenderDocument:
+  """Bootstraps `call`'s View on `stack`, as the host would."""
+  return await bootstrap_render(
+      registry=stack.registry,
+      profile=stack.profile,
+      session_service=stack.session_service,
+      principal=PRINCIPAL,
+      session=call.session,
+      toolset_id=TOOLSET,
+      event_id=call.event_id,
+      function_call_id=call.call_id,
+  )
+
+
 # --- Restart: never resurrected, explicit refresh or re-run only -------------
 
 
@@ -375,18 +390,7 @@ async def test_p2_cold_01_old_view_never_resurrected_after_restart(
 
   async def render(stack: BoundStack, calls: list[Call]) -> None:
     (call,) = calls
-    rendered.append(
-        await bootstrap_render(
-            registry=stack.registry,
-            profile=stack.profile,
-            session_service=stack.session_service,
-            principal=PRINCIPAL,
-            session=call.session,
-            toolset_id=TOOLSET,
-            event_id=call.event_id,
-            function_call_id=call.call_id,
-        )
-    )
+    rendered.append(await _bootstrap(stack, call))
     assert rendered[0].grant.active
 
   (call,) = await host.first_life((names.MUTABLE_VIEW, LABEL), inside=render)
@@ -404,16 +408,7 @@ async def test_p2_cold_01_old_view_never_resurrected_after_restart(
     ) as stack:
       for _ in range(2):
         with pytest.raises(BootstrapGenerationError) as raised:
-          await bootstrap_render(
-              registry=stack.registry,
-              profile=profile,
-              session_service=svc,
-              principal=PRINCIPAL,
-              session=call.session,
-              toolset_id=TOOLSET,
-              event_id=call.event_id,
-              function_call_id=call.call_id,
-          )
+          await _bootstrap(stack, call)
         assert raised.value.cold
         assert raised.value.step is BootstrapStep.RESERVE
         assert raised.value.reason == "no_reservation"
@@ -439,16 +434,7 @@ async def test_p2_cold_18_restart_before_bootstrap_never_rebinds(
     ) as stack:
       for call in (safe, unsafe):
         with pytest.raises(BootstrapGenerationError) as raised:
-          await bootstrap_render(
-              registry=stack.registry,
-              profile=profile,
-              session_service=svc,
-              principal=PRINCIPAL,
-              session=call.session,
-              toolset_id=TOOLSET,
-              event_id=call.event_id,
-              function_call_id=call.call_id,
-          )
+          await _bootstrap(stack, call)
         assert raised.value.cold
         assert raised.value.step is BootstrapStep.RESERVE
         assert (
@@ -687,18 +673,7 @@ async def test_p2_cold_16_html_is_never_persisted(host: Host) -> None:
 
   async def render(stack: BoundStack, calls: list[Call]) -> None:
     for call in calls:
-      rendered.append(
-          await bootstrap_render(
-              registry=stack.registry,
-              profile=stack.profile,
-              session_service=stack.session_service,
-              principal=PRINCIPAL,
-              session=call.session,
-              toolset_id=TOOLSET,
-              event_id=call.event_id,
-              function_call_id=call.call_id,
-          )
-      )
+      rendered.append(await _bootstrap(stack, call))
 
   calls = await host.first_life(
       (names.OPEN_VIEW, {}), (names.MUTABLE_VIEW, LABEL), inside=render

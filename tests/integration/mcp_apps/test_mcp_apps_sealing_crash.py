@@ -60,8 +60,6 @@ from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultNotFou
 from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultRef
 from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultStoreIncompatibleError
 from google.adk.mcp_apps.contracts.sealed_result_store import validate_sealed_store
-from google.adk.mcp_apps.descriptor.reference_validation import mcp_widgets
-from google.adk.mcp_apps.descriptor.widget_descriptor import McpAppWidgetDescriptor
 from google.adk.mcp_apps.lifecycle import SealedStoreParticipant
 from google.adk.mcp_apps.lifecycle import SessionLifecycleManager
 from google.adk.mcp_apps.profile import local_dev_profile
@@ -85,8 +83,11 @@ from google.adk.tools.mcp_tool.mcp_session_manager import StdioConnectionParams
 from mcp.client.stdio import StdioServerParameters
 import pytest
 from sealing_support import APP
+from sealing_support import authoritative_check
 from sealing_support import bound_stack
+from sealing_support import BoundStack
 from sealing_support import close_profile
+from sealing_support import referenced_record_ids
 from sealing_support import sql_profile
 from sealing_support import USER
 from sealing_support import widget_event
@@ -204,44 +205,6 @@ async def sealed_rows(url: str) -> list[Row]:
   ]
 
 
-def referenced_record_ids(event: Event) -> dict[str, str]:
-  """The Event's sealed references by function-call id, both placements."""
-  refs = {
-      call_id: ref.record_id
-      for call_id, ref in (event.sealed_result_refs or {}).items()
-  }
-  for call_id, widget in mcp_widgets(event).items():
-    if (
-        isinstance(widget, McpAppWidgetDescriptor)
-        and widget.sealed_result_ref is not None
-    ):
-      refs[call_id] = widget.sealed_result_ref.record_id
-  return refs
-
-
-def authoritative_check(service: Any):
-  """GC's `is_referenced`: does a persisted Event carry this reference?"""
-
-  async def is_referenced(
-      scope: SealedRecordScope, ref: SealedResultRef
-  ) -> bool:
-    session = await service.get_session(
-        app_name=scope.session.app_name,
-        user_id=scope.session.user_id,
-        session_id=scope.session.session_id,
-    )
-    if session is None:
-      return False
-    return any(
-        event.id == scope.event_id
-        and referenced_record_ids(event).get(scope.function_call_id)
-        == ref.record_id
-        for event in session.events
-    )
-
-  return is_referenced
-
-
 @dataclasses.dataclass
 class Restarted:
   """Fresh objects on an `Env`'s databases: the process after a restart."""
@@ -260,6 +223,12 @@ class Restarted:
     )
     assert session is not None
     return list(session.events)
+
+  def stack(self) -> contextlib.AbstractAsyncContextManager[BoundStack]:
+    """A bound stack over a stdio conformance server, on this life."""
+    return bound_stack(
+        stdio_connection(), session_service=self.service, profile=self.profile
+    )
 
   async def gc(self) -> int:
     return await self.store.collect_garbage(
@@ -569,9 +538,7 @@ async def test_p2_rir_11_restart_gc_removes_unreferenced_keeps_referenced(
   orphaned = run_worker(sqlite_env, tmp_path, SealFault.AFTER_STORE_WRITE)
   unmarked = run_worker(sqlite_env, tmp_path, SealFault.AFTER_APPEND)
   async with restarted(sqlite_env) as world:
-    async with bound_stack(
-        stdio_connection(), session_service=world.service, profile=world.profile
-    ) as stack:
+    async with world.stack() as stack:
       clean = await stack.new_session()
       widget_event(await stack.turn(clean, (UI_TOOL, {})))
     by_session = collections.defaultdict(list)
@@ -671,12 +638,9 @@ async def test_p2_rir_01_03_refresh_record_sealed_and_never_public(
     sqlite_env: Env,
 ):
   """The record shares the result's row and ref; no public surface has it."""
-  profile = await sql_profile(sqlite_env.store_url)
-  service = sqlite_env.session_service()
-  try:
-    async with bound_stack(
-        stdio_connection(), session_service=service, profile=profile
-    ) as stack:
+  async with restarted(sqlite_env) as world:
+    profile, service = world.profile, world.service
+    async with world.stack() as stack:
       session_id = await stack.new_session()
       yielded = await stack.turn(session_id, ('ui_result', {'label': 'L7'}))
       event = widget_event(yielded)
@@ -687,9 +651,6 @@ async def test_p2_rir_01_03_refresh_record_sealed_and_never_public(
       stored = await service.get_session(
           app_name=APP, user_id=USER, session_id=session_id
       )
-  finally:
-    await close_profile(profile)
-    await service.close()
   rows = await sealed_rows(sqlite_env.store_url)
   assert len(rows) == 1
   assert rows[0].ref.record_id == widget.payload['sealedResultRef']['recordId']
@@ -719,12 +680,9 @@ async def test_p2_rir_12_delete_and_recreate_removes_records(
     sqlite_env: Env,
 ):
   """The cascade deletes the records; the new incarnation reaches none."""
-  profile = await sql_profile(sqlite_env.store_url)
-  service = sqlite_env.session_service()
-  try:
-    async with bound_stack(
-        stdio_connection(), session_service=service, profile=profile
-    ) as stack:
+  async with restarted(sqlite_env) as world:
+    profile, service = world.profile, world.service
+    async with world.stack() as stack:
       session_id = await stack.new_session()
       event = widget_event(
           await stack.turn(session_id, (UI_TOOL, {}), (UI_TOOL, {}))
@@ -766,21 +724,14 @@ async def test_p2_rir_12_delete_and_recreate_removes_records(
           await profile.sealed_result_store.resolve(
               dataclasses.replace(row.scope, incarnation=incarnation), row.ref
           )
-  finally:
-    await close_profile(profile)
-    await service.close()
 
 
 async def test_p2_srs_08_operation_instance_unique_and_retry_reuses_it(
     sqlite_env: Env,
 ):
   """One instance per call; a retried create with it returns the same ref."""
-  profile = await sql_profile(sqlite_env.store_url)
-  service = sqlite_env.session_service()
-  try:
-    async with bound_stack(
-        stdio_connection(), session_service=service, profile=profile
-    ) as stack:
+  async with restarted(sqlite_env) as world:
+    async with world.stack() as stack:
       session_id = await stack.new_session()
       # Identical calls, in parallel and in a second turn.
       await stack.turn(session_id, (UI_TOOL, {}), (UI_TOOL, {}))
@@ -790,9 +741,8 @@ async def test_p2_srs_08_operation_instance_unique_and_retry_reuses_it(
     instances = [r.operation_instance_id for r in rows]
     assert len(set(instances)) == 3
     assert not {r.ref.record_id for r in rows} & set(instances)
-    store = profile.sealed_result_store
     for row in rows:
-      again = await store.create(
+      again = await world.store.create(
           row.scope,
           operation_instance_id=row.operation_instance_id,
           envelope=SealedEnvelope(row.sealed_result, row.refresh_record),
@@ -800,9 +750,6 @@ async def test_p2_srs_08_operation_instance_unique_and_retry_reuses_it(
       )
       assert again == row.ref
     assert await sealed_rows(sqlite_env.store_url) == rows
-  finally:
-    await close_profile(profile)
-    await service.close()
 
 
 async def test_p2_srs_08_internal_retry_reuses_the_instance(
@@ -815,29 +762,22 @@ async def test_p2_srs_08_internal_retry_reuses_the_instance(
   instance, so the store returns the first try's record: one row, and the
   Event references it.
   """
-  profile = await sql_profile(sqlite_env.store_url)
-  service = sqlite_env.session_service()
-  store = profile.sealed_result_store
-  create = store.create
-  instances: list[str] = []
+  async with restarted(sqlite_env) as world:
+    store = world.store
+    create = store.create
+    instances: list[str] = []
 
-  async def lose_first_ack(*args: Any, **kwargs: Any) -> Any:
-    instances.append(kwargs['operation_instance_id'])
-    ref = await create(*args, **kwargs)
-    if len(instances) == 1:
-      raise ConnectionResetError('the commit reply was lost')
-    return ref
+    async def lose_first_ack(*args: Any, **kwargs: Any) -> Any:
+      instances.append(kwargs['operation_instance_id'])
+      ref = await create(*args, **kwargs)
+      if len(instances) == 1:
+        raise ConnectionResetError('the commit reply was lost')
+      return ref
 
-  monkeypatch.setattr(store, 'create', lose_first_ack)
-  try:
-    async with bound_stack(
-        stdio_connection(), session_service=service, profile=profile
-    ) as stack:
+    monkeypatch.setattr(store, 'create', lose_first_ack)
+    async with world.stack() as stack:
       session_id = await stack.new_session()
       event = widget_event(await stack.turn(session_id, (UI_TOOL, {})))
-  finally:
-    await close_profile(profile)
-    await service.close()
   assert len(instances) == 2 and instances[0] == instances[1]
   rows = await sealed_rows(sqlite_env.store_url)
   assert len(rows) == 1
