@@ -84,6 +84,6 @@ async def replay_to_view(
       view=binding,
       incarnation=grant.incarnation,
   )
-  # The resolve awaited two stores; the grant may have ended meanwhile.
+  # The resolve awaited three stores; the grant may have ended meanwhile.
   _require_live(grant)
   return resolved
