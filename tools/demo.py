@@ -147,6 +147,10 @@ def _bound(report: dict[str, Any]) -> None:
       ),
       ('bootstrap_render: the RenderDocument', 'bootstrap'),
       (
+          'live replay to the View, then after its grant is revoked',
+          'live_replay',
+      ),
+      (
           'gated resolver, asked for another View',
           'resolver_refuses_another_view',
       ),

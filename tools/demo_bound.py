@@ -43,6 +43,7 @@ from google.adk.mcp_apps.binding.registry import McpAppBindingRegistry
 from google.adk.mcp_apps.binding.spec import McpToolsetSpec
 # pylint: disable=g-import-not-at-top,wrong-import-position
 from google.adk.mcp_apps.bootstrap.cold_replay import cold_affordance
+from google.adk.mcp_apps.bootstrap.live_replay import replay_to_view
 from google.adk.mcp_apps.bootstrap.render import bootstrap_render
 from google.adk.mcp_apps.bootstrap.render import BootstrapError
 from google.adk.mcp_apps.contracts.scope import SessionKey
@@ -138,7 +139,21 @@ async def _turn(tmp: Path, report: dict[str, Any]) -> tuple[str, str, str]:
             'view_data_keys': sorted(document.view_data()),
             'grant': repr(document.grant),
         }
+        replayed = await replay_to_view(
+            document.grant, profile=profile, session_service=sessions
+        )
+        report['live_replay'] = {
+            'same_result_as_bootstrap': (
+                replayed.full_result() == document.tool_result
+            ),
+        }
         document.grant.revoke()
+        try:
+          await replay_to_view(
+              document.grant, profile=profile, session_service=sessions
+          )
+        except SealedResolutionError as e:
+          report['live_replay']['after_revoke'] = e.fault.value
         try:
           await GatedResultResolver(profile, sessions).resolve(
               key,
