@@ -7,13 +7,14 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements.stamp
 SERIES := $(PYTHON) tools/series.py
+WORKERS ?= 4
 NPM_DIR := tests/integration/third_party_mcp_apps
 export PYTHONPATH := $(CURDIR)/src:$(CURDIR)/tests/integration/fixtures:$(CURDIR)/contributing/samples
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: venv sync patches check-patches check-series wheel demo test \
-	unit conformance bench amend-start amend-finish amend-abort npm-servers \
-	chromium
+.PHONY: venv sync patches check-patches check-series check-series-full \
+	wheel demo test test-full unit conformance bench bench-smoke amend-start \
+	amend-finish amend-abort npm-servers chromium sweep
 
 $(STAMP): requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,8 +32,14 @@ patches:
 check-patches:
 	$(SERIES) check-patches
 
+# Lower prefixes run their own PR's tests; the top prefix only imports (its
+# tests are `make test`'s full run on the same tree). check-series-full is
+# the complete matrix: every prefix runs the tests of every PR up to it.
 check-series: venv sync
-	$(PY) tools/series.py check-series --python $(abspath $(PY))
+	$(SERIES) check-series --python $(abspath $(PY)) --workers $(WORKERS)
+
+check-series-full: venv sync
+	$(SERIES) check-series --python $(abspath $(PY)) --workers $(WORKERS) --full
 
 amend-start:
 	@test -n "$(PR)" || { echo 'usage: make amend-start PR=<number>'; exit 2; }
@@ -59,17 +66,29 @@ chromium:
 
 # The whole suite on the whole stack, with the series tool's own tests.
 unit: venv sync npm-servers chromium
-	$(PY) -m pytest -p no:cacheprovider -q tests tools/tests
+	$(PY) -m pytest -p no:cacheprovider -q -n $(WORKERS) --dist loadfile \
+	  tests tools/tests
 
 conformance: venv
 	$(PY) tools/conformance_check.py
 
-test: venv sync npm-servers chromium check-series wheel
-	$(PY) tools/conformance_check.py
-	$(PY) -m pytest -p no:cacheprovider -q tests tools/tests
+# Everything, each test once, in timed stages (tools/run_tests.py); a killed
+# run leaves nothing behind. test-full adds the complete prefix matrix.
+test:
+	$(PYTHON) tools/run_tests.py --workers $(WORKERS)
+
+test-full:
+	$(PYTHON) tools/run_tests.py --workers $(WORKERS) --full
+
+# Ends whatever a killed `make test` of this checkout left running.
+sweep:
+	$(PYTHON) tools/run_tests.py --sweep-only
 
 demo: venv sync npm-servers
 	$(PY) tools/demo.py
 
 bench: venv sync npm-servers
 	$(PY) benchmarks/run.py
+
+bench-smoke: venv sync npm-servers
+	$(PY) benchmarks/run.py --smoke

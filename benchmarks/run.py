@@ -18,6 +18,9 @@ Every measurement runs in one invocation, side by side, so the ratios compare
 like with like on the same machine at the same time. Variants are
 interleaved over several rounds and the median of the round medians is
 reported. Nothing here asserts a time: the output is for people.
+
+`--smoke` runs every benchmark once at a tiny size: `make test` uses it to
+prove they still run and print, never to judge a time.
 """
 
 from __future__ import annotations
@@ -59,6 +62,28 @@ def _run(script: str, src: Path | None, *args: str) -> dict[str, Any]:
   return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+# Per-benchmark arguments: full size, and the smoke size `make test` uses.
+_SIZES: dict[str, dict[str, tuple[str, ...]]] = {
+    'full': {
+        'mcp_calls.py': (),
+        'ui_calls.py': (),
+        'session_lifecycle.py': ('--n', '30'),
+        'canonical_json.py': (),
+        'sealing.py': ('--n', '7'),
+        'uri_canonicalization.py': (),
+    },
+    'smoke': {
+        'mcp_calls.py': ('--calls', '3', '--warmup', '1'),
+        'ui_calls.py': ('--calls', '3', '--warmup', '1'),
+        'session_lifecycle.py': ('--n', '2'),
+        'canonical_json.py': ('--runs', '1'),
+        'sealing.py': ('--n', '1'),
+        'uri_canonicalization.py': ('--count', '200'),
+    },
+}
+_size = _SIZES['full']
+
+
 def _ratio(a: float, b: float) -> str:
   return f'{a / b:.3f}x' if b else 'n/a'
 
@@ -66,8 +91,14 @@ def _ratio(a: float, b: float) -> str:
 def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__)
   parser.add_argument('--rounds', type=int, default=3)
-  parser.add_argument('--calls', type=str, default='300')
+  parser.add_argument(
+      '--smoke', action='store_true', help='one round at a tiny size'
+  )
   args = parser.parse_args()
+  global _size
+  if args.smoke:
+    _size = _SIZES['smoke']
+    args.rounds = 1
   pristine_src = series.pristine_src(ROOT)
   variants = {
       'raw MCP SDK': (None, ('--raw',)),
@@ -77,7 +108,7 @@ def main() -> None:
   samples: dict[str, dict[str, list[float]]] = {v: {} for v in variants}
   for _ in range(args.rounds):
     for name, (src, extra) in variants.items():
-      result = _run('mcp_calls.py', src, '--calls', args.calls, *extra)
+      result = _run('mcp_calls.py', src, *_size['mcp_calls.py'], *extra)
       for metric, value in result.items():
         samples[name].setdefault(metric, []).append(value)
   medians = {
@@ -106,7 +137,11 @@ def main() -> None:
   _session_lifecycle()
   _canonical_json()
   _sealing()
-  uri = _run('uri_canonicalization.py', ROOT / 'src')
+  uri = _run(
+      'uri_canonicalization.py',
+      ROOT / 'src',
+      *_size['uri_canonicalization.py'],
+  )
   print(
       f'\nURI canonicalization: {uri["uris_per_second"]:,.0f} URIs/s over'
       f' {uri["count"]:,} URIs (stdlib urllib.parse.urlsplit alone:'
@@ -121,9 +156,12 @@ def _ui_calls(rounds: int, pristine_src: Path) -> None:
   patched: dict[str, list[float]] = {}
   for _ in range(rounds):
     pristine.append(
-        _run('ui_calls.py', pristine_src, '--upstream')['upstream_ui_call']
+        _run('ui_calls.py', pristine_src, '--upstream', *_size['ui_calls.py'])[
+            'upstream_ui_call'
+        ]
     )
-    for metric, value in _run('ui_calls.py', ROOT / 'src').items():
+    patched_run = _run('ui_calls.py', ROOT / 'src', *_size['ui_calls.py'])
+    for metric, value in patched_run.items():
       patched.setdefault(metric, []).append(value)
   base = statistics.median(pristine)
   unbound = statistics.median(patched['upstream_ui_call'])
@@ -149,7 +187,9 @@ def _ui_calls(rounds: int, pristine_src: Path) -> None:
 
 def _session_lifecycle() -> None:
   """Fenced create+activate and delete+cascade vs the plain calls."""
-  result = _run('session_lifecycle.py', ROOT / 'src', '--n', '30')
+  result = _run(
+      'session_lifecycle.py', ROOT / 'src', *_size['session_lifecycle.py']
+  )
   print('\nSession lifecycle store vs plain session service, median ms')
   print(
       f'  {"backend":<16} {"create":>8} {"lifecycle":>10} {"ratio":>7}'
@@ -166,7 +206,7 @@ def _session_lifecycle() -> None:
 
 
 def _canonical_json() -> None:
-  result = _run('canonical_json.py', ROOT / 'src')
+  result = _run('canonical_json.py', ROOT / 'src', *_size['canonical_json.py'])
   rates = result['mb_per_second']
   print(
       f'\nADK Canonical JSON v1 on a {result["bytes"] / 1e6:.1f} MB tool'
@@ -183,7 +223,7 @@ def _canonical_json() -> None:
 
 def _sealing() -> None:
   """Seal + store vs a raw insert; bootstrap vs a raw `resources/read`."""
-  result = _run('sealing.py', ROOT / 'src', '--n', '7')
+  result = _run('sealing.py', ROOT / 'src', *_size['sealing.py'])
   print('\nSealed-result store vs a raw insert of the same bytes, median ms')
   print(
       f'  {"backend":<11} {"size":>5} {"raw":>8} {"store":>8} {"ratio":>7}'

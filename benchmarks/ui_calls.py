@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 from pathlib import Path
 import sys
-import types
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,20 +43,30 @@ from mcp_calls import _server  # pylint: disable=g-import-not-at-top
 UI_TOOL = 'open_view'
 
 
-class _ToolContext:
-  """What the call path reads of a ToolContext (a Session, a call id)."""
+async def _invocation() -> Any:
+  """A real invocation in an in-memory Session."""
+  # pylint: disable=g-import-not-at-top
+  from google.adk.agents.invocation_context import InvocationContext
+  from google.adk.agents.llm_agent import LlmAgent
+  from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
-  function_call_id = 'bench'
-  invocation_id = 'bench-invocation'
-  state: dict[str, Any] = {}
+  service = InMemorySessionService()
+  session = await service.create_session(
+      app_name='bench', user_id='u', session_id='s'
+  )
+  return InvocationContext(
+      session_service=service,
+      invocation_id='bench-invocation',
+      agent=LlmAgent(name='bench_agent'),
+      session=session,
+  )
 
-  def __init__(self) -> None:
-    self._invocation_context = types.SimpleNamespace(
-        session=types.SimpleNamespace(app_name='bench', user_id='u', id='s')
-    )
 
-  def render_ui_widget(self, widget: Any) -> None:
-    del widget
+def _tool_context(invocation: Any, call_id: str) -> Any:
+  """The ToolContext the flow gives one function call."""
+  from google.adk.tools.tool_context import ToolContext  # pylint: disable=g-import-not-at-top
+
+  return ToolContext(invocation, function_call_id=call_id)
 
 
 def _params() -> Any:
@@ -65,13 +75,14 @@ def _params() -> Any:
   return StdioConnectionParams(server_params=_server(), timeout=60.0)
 
 
-async def _timed_tool(tool: Any, calls: int, warmup: int) -> float:
-  context: Any = _ToolContext()
+async def _timed_tool(
+    tool: Any, invocation: Any, calls: int, warmup: int
+) -> float:
+  ids = itertools.count()
 
   async def call() -> Any:
-    return await tool._run_async_impl(  # pylint: disable=protected-access
-        args={}, tool_context=context, credential=None
-    )
+    context = _tool_context(invocation, f'bench-{next(ids)}')
+    return await tool.run_async(args={}, tool_context=context)
 
   return await _median_us(call, calls, warmup)
 
@@ -82,7 +93,7 @@ async def _upstream(calls: int, warmup: int) -> float:
   toolset = McpToolset(connection_params=_params())
   try:
     tools = {t.name: t for t in await toolset.get_tools()}
-    return await _timed_tool(tools[UI_TOOL], calls, warmup)
+    return await _timed_tool(tools[UI_TOOL], await _invocation(), calls, warmup)
   finally:
     await toolset.close()
 
@@ -100,14 +111,16 @@ async def _app_safe(calls: int, warmup: int) -> dict[str, float]:
       allow_dev_providers=True,
   )
   async with registry:
-    context: Any = _ToolContext()
+    invocation = await _invocation()
+    context = _tool_context(invocation, 'bench-list')
     tools = {
         t.name: t for t in await registry.toolset('bench').get_tools(context)
     }
     tool = tools[UI_TOOL]
-    call_us = await _timed_tool(tool, calls, warmup)
+    call_us = await _timed_tool(tool, invocation, calls, warmup)
+    # The last call's reservation, as the renderer would take it.
     hold = registry.render_reservations.take(
-        'bench', SessionKey('bench', 'u', 's'), 'bench'
+        'bench', SessionKey('bench', 'u', 's'), f'bench-{calls + warmup - 1}'
     )
     assert hold is not None, 'the UI call reserved no generation'
     relist_us = await _median_us(hold.list_tools, calls, warmup)

@@ -57,6 +57,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 import tomllib
 from typing import Iterable
 from typing import Mapping
@@ -947,6 +948,33 @@ def _pr_tests(series: Series, pr: PullRequest, tree_root: Path) -> list[str]:
   return tests
 
 
+def _prefix_tests(
+    series: Series, k: int, tree_root: Path, *, full: bool
+) -> list[str]:
+  """The tests prefix k runs: PR k's own, or with `full` those of PRs 1..k.
+
+  pytest collects a file named twice (on its own and inside a listed
+  directory) once.
+  """
+  prs = series.prs[:k] if full else [series.prs[k - 1]]
+  tests: list[str] = []
+  for pr in prs:
+    tests += [t for t in _pr_tests(series, pr, tree_root) if t not in tests]
+  return tests
+
+
+def _xdist_args(python: str, workers: int) -> list[str]:
+  """pytest-xdist arguments for `workers`, or none when it is missing."""
+  if workers <= 0:
+    return []
+  probe = subprocess.run(
+      [python, '-c', 'import xdist'], capture_output=True, check=False
+  )
+  if probe.returncode != 0:
+    return []
+  return ['-n', str(workers), '--dist', 'loadfile']
+
+
 def check_git_am(series: Series, patches: Sequence[bytes | None]) -> None:
   """`git am` of every patch onto a repository made from the pristine sdist."""
   sdist = fetch_sdist(series)
@@ -974,7 +1002,21 @@ def check_git_am(series: Series, patches: Sequence[bytes | None]) -> None:
         )
 
 
-def cmd_check_series(series: Series, python: str, run_tests: bool) -> int:
+def cmd_check_series(
+    series: Series,
+    python: str,
+    run_tests: bool,
+    *,
+    full: bool = False,
+    workers: int = 0,
+) -> int:
+  """Checks that every prefix of the stack imports and passes its tests.
+
+  By default prefix k below the top runs PR k's own tests, and the top
+  prefix only imports: its tree is the working tree (check-patches proves
+  it), whose tests `make test` runs once as its full run. With `full`,
+  every prefix, the top included, runs the tests of every PR up to it.
+  """
   if cmd_check_patches(series) != 0:
     return 1
   patches = committed_patches(series)
@@ -985,10 +1027,16 @@ def cmd_check_series(series: Series, python: str, run_tests: bool) -> int:
   # Differential tests compare a prefix with pristine ADK (prefix 0).
   pristine_tree = series.cache / 'prefix-0'
   cmd_materialize(series, 0, pristine_tree)
+  top = max(
+      (k for k, patch in enumerate(patches, start=1) if patch is not None),
+      default=0,
+  )
+  xdist = _xdist_args(python, workers)
   failed = []
   for k, pr in enumerate(series.prs, start=1):
     if patches[k - 1] is None:
       continue
+    started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=f'series-prefix-{k}-') as tmp:
       tree_root = Path(tmp)
       _materialize(stack, commits[k], tree_root)
@@ -1014,7 +1062,13 @@ def cmd_check_series(series: Series, python: str, run_tests: bool) -> int:
         )
         failed.append(k)
         continue
-      tests = _pr_tests(series, pr, tree_root)
+      tests = _prefix_tests(series, k, tree_root, full=full)
+      if k == top and not full and run_tests and tests:
+        print(
+            f'check-series: prefix {k}: import ok; its tests are the full'
+            ' run on the working tree (the same tree)'
+        )
+        continue
       if not run_tests or not tests:
         print(
             f'check-series: prefix {k}: import ok'
@@ -1039,6 +1093,7 @@ def cmd_check_series(series: Series, python: str, run_tests: bool) -> int:
               str(ini),
               '--rootdir',
               str(tree_root),
+              *xdist,
               *tests,
           ],
           cwd=tree_root,
@@ -1056,7 +1111,10 @@ def cmd_check_series(series: Series, python: str, run_tests: bool) -> int:
         )
         failed.append(k)
       else:
-        print(f'check-series: prefix {k}: import ok; {tail}')
+        print(
+            f'check-series: prefix {k}: import ok; {tail}'
+            f' ({time.monotonic() - started:.0f} s)'
+        )
   if failed:
     print(f'check-series: failing prefixes: {failed}', file=sys.stderr)
     return 1
@@ -1374,6 +1432,14 @@ def main(argv: Sequence[str] | None = None) -> int:
   )
   series_parser.add_argument('--python', default=sys.executable)
   series_parser.add_argument('--no-tests', action='store_true')
+  series_parser.add_argument(
+      '--full',
+      action='store_true',
+      help='every prefix runs the tests of every PR up to it',
+  )
+  series_parser.add_argument(
+      '--workers', type=int, default=0, help='pytest-xdist workers'
+  )
   start = sub.add_parser('amend-start', help='edit a lower PR deliberately')
   start.add_argument('number', type=int)
   sub.add_parser('amend-finish', help='re-stack the PRs above the amend')
@@ -1396,7 +1462,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == 'check-patches':
       return cmd_check_patches(series)
     if args.command == 'check-series':
-      return cmd_check_series(series, args.python, not args.no_tests)
+      return cmd_check_series(
+          series,
+          args.python,
+          not args.no_tests,
+          full=args.full,
+          workers=args.workers,
+      )
     if args.command == 'amend-start':
       return cmd_amend_start(series, args.number)
     if args.command == 'amend-finish':

@@ -303,7 +303,18 @@ def test_prefix_isolation_and_check_series(project: Project, capsys):
   assert project.run('check-series', '--python', sys.executable) == 0
   out = capsys.readouterr().out
   assert 'prefix 1: import ok; 1 passed' in out
-  assert 'prefix 2: import ok; 1 passed' in out
+  # The top prefix is the working tree: its tests are `make test`'s full run.
+  assert 'prefix 2: import ok; its tests are the full run' in out
+  # The full matrix runs PR 1's tests at prefix 2 too, where this one, true
+  # only of prefix 1, fails.
+  assert (
+      project.run('check-series', '--python', sys.executable, '--full') == 1
+  )
+  captured = capsys.readouterr()
+  assert 'prefix 1: import ok; 1 passed' in captured.out
+  assert 'prefix 2: tests failed' in captured.err
+  assert 'FAILED tests/one/test_one.py' in captured.err
+  assert '1 failed, 1 passed' in captured.err
   # PR 1 code that reaches up into PR 2 fails its own prefix.
   project.write(
       'src/google/adk/one/__init__.py', 'ONE = 1\nfrom google.adk import two\n'

@@ -355,3 +355,26 @@ class Helpers:
 def mcp_apps() -> Helpers:
   """The helper functions of this conftest (see `Helpers`)."""
   return Helpers()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+  """The run's PostgreSQL server, shared by every pytest-xdist worker.
+
+  Tests take a fresh database each (`create_database()`). The server refuses
+  `kill()` and `start()`: a test that crashes or restarts it takes
+  `private_pg_server`.
+  """
+  from postgres_server import shared_postgres_server  # pylint: disable=g-import-not-at-top
+
+  with shared_postgres_server(os.environ.get("PYTEST_XDIST_TESTRUNUID")) as s:
+    yield s
+
+
+@pytest.fixture
+def private_pg_server() -> Iterator[Any]:
+  """A PostgreSQL server of the test's own, free to crash and restart."""
+  from postgres_server import postgres_server  # pylint: disable=g-import-not-at-top
+
+  with postgres_server() as server:
+    yield server

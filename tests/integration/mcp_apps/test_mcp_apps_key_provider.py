@@ -30,7 +30,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from collections.abc import Callable
-from collections.abc import Iterator
 import datetime
 import logging
 import re
@@ -49,7 +48,6 @@ from google.adk.mcp_apps.profile.readiness import Problem
 from google.adk.mcp_apps.stores.sql_key_provider import KeyState
 from google.adk.mcp_apps.stores.sql_key_provider import SqlBindingKeyProvider
 from google.adk.mcp_apps.stores.sql_key_provider import TABLE_NAME
-from postgres_server import postgres_server
 from postgres_server import PostgresServer
 import pytest
 from sqlalchemy import exc as sa_exc
@@ -72,12 +70,6 @@ class FakeClock:
 
   def advance(self, delta: datetime.timedelta) -> None:
     self.now += delta
-
-
-@pytest.fixture(scope='session')
-def pg_server() -> Iterator[PostgresServer]:
-  with postgres_server() as server:
-    yield server
 
 
 @pytest.fixture(params=['sqlite', 'postgresql'])
@@ -207,17 +199,17 @@ async def test_key02_same_key_restart_verifies(
 
 
 async def test_key02_postgres_crash_restart_verifies(
-    pg_server: PostgresServer, clock: FakeClock
+    private_pg_server: PostgresServer, clock: FakeClock
 ) -> None:
-  url = pg_server.create_database()
+  url = private_pg_server.create_database()
   before = SqlBindingKeyProvider(url, clock=clock)
   after = SqlBindingKeyProvider(url, clock=clock)
   try:
     await before.load()
     revision = binding_revision(profile_for(before))
 
-    pg_server.kill()
-    pg_server.start()
+    private_pg_server.kill()
+    private_pg_server.start()
 
     await after.load()
     assert verify_binding_revision(profile_for(after), revision)
@@ -226,7 +218,7 @@ async def test_key02_postgres_crash_restart_verifies(
   finally:
     await before.aclose()
     await after.aclose()
-    pg_server.drop_database(url.rsplit('/', 1)[1])
+    private_pg_server.drop_database(url.rsplit('/', 1)[1])
 
 
 # -- P2-KEY-03 ----------------------------------------------------------------

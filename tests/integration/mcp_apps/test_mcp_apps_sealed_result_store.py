@@ -68,7 +68,6 @@ from google.adk.mcp_apps.stores.sql_sealed_result_store import FORMAT_REVISION
 from google.adk.mcp_apps.stores.sql_sealed_result_store import SealedRecordState
 from google.adk.mcp_apps.stores.sql_sealed_result_store import SqlSealedResultStore
 from google.adk.mcp_apps.stores.sql_sealed_result_store import TABLE_NAME
-from postgres_server import postgres_server
 from postgres_server import PostgresServer
 import pytest
 from sqlalchemy import text
@@ -95,12 +94,6 @@ class FakeClock:
 
   def __call__(self) -> datetime.datetime:
     return self.now
-
-
-@pytest.fixture(scope='session')
-def pg_server() -> Iterator[PostgresServer]:
-  with postgres_server() as server:
-    yield server
 
 
 @pytest.fixture(params=['sqlite', 'postgresql'])
@@ -537,17 +530,17 @@ async def test_srs14_crash_between_append_and_mark_keeps_record(
 
 
 async def test_srs14_postgres_kill9_committed_record_survives(
-    pg_server: PostgresServer,
+    private_pg_server: PostgresServer,
 ) -> None:
-  url = pg_server.create_database()
+  url = private_pg_server.create_database()
   before = SqlSealedResultStore(url, clock=FakeClock())
   after = SqlSealedResultStore(url, clock=FakeClock())
   try:
     ref = await create(before, 'op-1')
     await before.mark_referenced(SCOPE, ref)
 
-    pg_server.kill()
-    pg_server.start()
+    private_pg_server.kill()
+    private_pg_server.start()
 
     assert await after.resolve(SCOPE, ref) == ENVELOPE
     assert await after.state(SCOPE, ref) is SealedRecordState.COMMITTED
@@ -555,7 +548,7 @@ async def test_srs14_postgres_kill9_committed_record_survives(
   finally:
     await before.aclose()
     await after.aclose()
-    pg_server.drop_database(url.rsplit('/', 1)[1])
+    private_pg_server.drop_database(url.rsplit('/', 1)[1])
 
 
 # -- P2-SRS-15 / 16: retries around GC ---------------------------------------

@@ -79,7 +79,6 @@ from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.adk.tools.mcp_tool import StdioConnectionParams
 from google.genai import types as genai_types
 from mcp_apps_conformance_server import names
-from postgres_server import postgres_server
 from postgres_server import PostgresServer
 import pytest
 from sealing_support import APP
@@ -100,12 +99,6 @@ NONCE_PREFIX = "View opened with nonce "
 
 
 # --- Fixtures ----------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def pg_server() -> collections.abc.Iterator[PostgresServer]:
-  with postgres_server() as server:
-    yield server
 
 
 @dataclasses.dataclass

@@ -270,14 +270,6 @@ def no_widget_event(events: list[Event]) -> bool:
 # -- fixtures -------------------------------------------------------------------
 
 
-@pytest.fixture(scope='module')
-def pg_server() -> Iterator[Any]:
-  from postgres_server import postgres_server  # pylint: disable=g-import-not-at-top
-
-  with postgres_server() as server:
-    yield server
-
-
 def make_env(backend: str, tmp_path: Path, request: Any) -> Env:
   if backend == 'postgresql':
     url = request.getfixturevalue('pg_server').create_database()

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from collections.abc import Iterator
 import dataclasses
 import json
 import os
@@ -298,14 +297,6 @@ class Pause:
 
 
 # -- fixtures -------------------------------------------------------------------
-
-
-@pytest.fixture(scope='module')
-def pg_server() -> Iterator[Any]:
-  from postgres_server import postgres_server  # pylint: disable=g-import-not-at-top
-
-  with postgres_server() as server:
-    yield server
 
 
 def _make_env(backend: str, tmp_path: Path, request: Any) -> Env:
@@ -1291,15 +1282,15 @@ async def test_sls29_deletion_crash_points_resume(
 
 
 async def test_sls14_postgres_server_killed_after_fenced_commit(
-    pg_server: Any, tmp_path: Path
+    private_pg_server: Any, tmp_path: Path
 ):
   """P2-SLS-14: the PG server itself crashes after the commit; recovery works."""
-  url = pg_server.create_database()
+  url = private_pg_server.create_database()
   env = Env('database', url, url)
   await _ensure_journal(url)
   run_worker(env, 'create', FaultPoint.AFTER_SESSION_COMMIT, events=2)
-  pg_server.kill()
-  pg_server.start()
+  private_pg_server.kill()
+  private_pg_server.start()
   world = build(env)
   try:
     outcome = await world.manager.recover_creation(KEY)
