@@ -17,11 +17,12 @@
 Stages: set-up, the series checks (lower prefixes run their own PR's tests;
 the top prefix is the working tree, whose tests are the full run), the wheel,
 the conformance map, the full run (pytest-xdist, one file per worker at a
-time), and a one-iteration smoke of every benchmark. Each stage runs in its
-own process group under a run marker; SIGINT, SIGTERM or the overall timeout
-end the stage's group and every process that carries the marker (PostgreSQL,
-MCP servers, Chromium), and every run first removes what a killed earlier
-run of this checkout left behind. Standard library only.
+time), the tests marked `serial` alone, and a one-iteration smoke of every
+benchmark. Each stage runs in its own process group under a run marker;
+SIGINT, SIGTERM or the overall timeout end the stage's group and every
+process that carries the marker (PostgreSQL, MCP servers, Chromium), and
+every run first removes what a killed earlier run of this checkout left
+behind. Standard library only.
 
   python3 tools/run_tests.py            # what `make test` runs
   python3 tools/run_tests.py --full     # with the complete prefix matrix
@@ -126,8 +127,11 @@ def _zombie(pid: int) -> bool:
 
 @dataclasses.dataclass
 class Stage:
+  """One step of the run; `ok` holds the exit codes that mean success."""
+
   name: str
   argv: list[str]
+  ok: frozenset[int] = frozenset({0})
   seconds: float = 0.0
   returncode: int | None = None
 
@@ -202,6 +206,8 @@ def _stages(args: argparse.Namespace) -> list[Stage]:
   workers = str(args.workers)
   series = [system, 'tools/series.py', 'check-series', '--python', py]
   series += ['--workers', workers] + (['--full'] if args.full else [])
+  pytest = [py, '-m', 'pytest', '-p', 'no:cacheprovider', '-q']
+  paths = ['tests', 'tools/tests']
   return [
       Stage(
           'set-up', ['make', '-s', 'venv', 'sync', 'npm-servers', 'chromium']
@@ -211,9 +217,15 @@ def _stages(args: argparse.Namespace) -> list[Stage]:
       Stage('conformance map', [py, 'tools/conformance_check.py']),
       Stage(
           'full run',
-          [py, '-m', 'pytest', '-p', 'no:cacheprovider', '-q']
+          pytest
           + (['-n', workers, '--dist', 'loadfile'] if args.workers else [])
-          + ['--durations=20', 'tests', 'tools/tests'],
+          + ['-m', 'not serial', '--durations=20', *paths],
+      ),
+      # Tests marked `serial` run alone; none selected (exit 5) is fine.
+      Stage(
+          'serial tests',
+          pytest + ['-p', 'no:xdist', '-m', 'serial', *paths],
+          ok=frozenset({0, 5}),
       ),
       Stage('benchmark smoke', [py, 'benchmarks/run.py', '--smoke']),
   ]
@@ -268,7 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
   try:
     for stage in stages:
       runner.run(stage)
-      if stage.returncode != 0 and stage.name == 'set-up':
+      if stage.returncode not in stage.ok and stage.name == 'set-up':
         break
   except Interrupted as e:
     print(f'\nrun_tests: stopped by {e}', file=sys.stderr)
@@ -284,13 +296,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         status = 'stopped'
       else:
         status = (
-            'ok' if stage.returncode == 0 else f'FAILED ({stage.returncode})'
+            'ok'
+            if stage.returncode in stage.ok
+            else f'FAILED ({stage.returncode})'
         )
       print(f'  {stage.name:<16} {stage.seconds:>7.1f} s  {status}')
     print(f'  {"total":<16} {total:>7.1f} s')
     if ended:
       print(f'  (ended {ended} process(es) the stages left running)')
-  failed = [s.name for s in stages if s.returncode not in (0, None)]
+  failed = [
+      s.name
+      for s in stages
+      if s.returncode is not None and s.returncode not in s.ok
+  ]
   if failed and not returncode:
     print(f'run_tests: failed stages: {", ".join(failed)}', file=sys.stderr)
     returncode = 1
