@@ -12,15 +12,15 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""`make demo`: the patched ADK next to pristine 2.13.0, on real servers.
+"""`make demo`: hosting a published MCP App with the patched ADK.
 
-Runs `tools/demo_scenario.py` on pristine google-adk 2.13.0 (prefix 0 of the
-series, materialized from the pinned sdist) and on the patched working tree,
-and prints what each persisted and showed the model, side by side; then
-`tools/demo_bound.py` on the patched tree alone: one profile-bound UI call,
-its persisted descriptor, its render bootstrap, a refused resolver request
-and the cold affordance after a restart. Until the host service lands this
-is the series' end-to-end view in a terminal.
+Part 1 runs `tools/demo_scenario.py` (no host profile) on pristine
+google-adk 2.13.0 (prefix 0 of the series, materialized from the pinned
+sdist) and on the patched working tree, and shows side by side what changes
+for a user who binds nothing. Part 2 runs `tools/demo_bound.py` on the
+patched tree: the system-monitor View hosted through the public
+`google.adk.mcp_apps` API, step by step (`docs/user-guide.md` explains the
+same steps in code). Each part prints as it goes.
 """
 
 from __future__ import annotations
@@ -38,127 +38,133 @@ sys.path.insert(0, str(ROOT / 'tools'))
 
 import series  # pylint: disable=g-import-not-at-top
 
+SERVER = '@modelcontextprotocol/server-system-monitor'
 
-def _run(src: Path, script: str = 'demo_scenario.py') -> dict[str, Any]:
+
+def _env(src: Path) -> dict[str, str]:
   env = dict(os.environ)
   env['PYTHONPATH'] = os.pathsep.join([
       str(src),
       str(ROOT / 'tests' / 'integration' / 'fixtures'),
       str(ROOT / 'contributing' / 'samples'),
   ])
+  env['PYTHONUNBUFFERED'] = '1'
+  return env
+
+
+def _scenario(src: Path, label: str) -> dict[str, Any]:
+  print(f'   running it on {label} (starts system-monitor)...', flush=True)
   proc = subprocess.run(
-      [sys.executable, str(ROOT / 'tools' / script)],
-      env=env,
+      [sys.executable, str(ROOT / 'tools' / 'demo_scenario.py')],
+      env=_env(src),
       capture_output=True,
       text=True,
       timeout=300,
+      check=False,
   )
   if proc.returncode != 0:
-    sys.exit(f'{script} failed on {src}:\n{proc.stderr[-4000:]}')
-  return json.loads(proc.stdout.strip().splitlines()[-1])
+    sys.exit(f'demo_scenario.py failed on {label}:\n{proc.stderr[-4000:]}')
+  report: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+  return report
 
 
-def _summarize(value: Any, limit: int = 160) -> Any:
+def _summarize(value: Any, limit: int = 120) -> Any:
   """Keeps small values; large ones become a one-line size note."""
   if not isinstance(value, dict):
     return value
   result = {}
   for key, item in value.items():
     text = json.dumps(item, sort_keys=True)
-    if len(text) <= limit:
-      result[key] = item
-    else:
-      keys = sorted(item)[:6] if isinstance(item, dict) else None
-      result[key] = f'<{len(text)} bytes of JSON' + (
-          f'; keys {keys}>' if keys else '>'
-      )
+    result[key] = item if len(text) <= limit else f'<{len(text)} bytes>'
   return result
 
 
-def _show(title: str, pristine: Any, patched: Any) -> None:
-  print(f'\n== {title}')
-  left = json.dumps(pristine, indent=2, sort_keys=True).splitlines()
-  right = json.dumps(patched, indent=2, sort_keys=True).splitlines()
-  width = max(36, max((len(line) for line in left), default=0))
-  width = min(width, 60)
-  print(f'{"pristine google-adk 2.13.0":<{width}} | patched (this series)')
-  print(f'{"-" * width}-+-{"-" * width}')
-  for i in range(max(len(left), len(right))):
-    a = left[i] if i < len(left) else ''
-    b = right[i] if i < len(right) else ''
-    for j, (x, y) in enumerate(_wrap_pair(a, b, width)):
-      print(f'{x:<{width}} | {y}')
+def _side_by_side(title: str, meaning: str, left: Any, right: Any) -> None:
+  print(f'\n-- {title}')
+  print(
+      textwrap.fill(meaning, 78, initial_indent='   ', subsequent_indent='   ')
+  )
+  a = json.dumps(left, indent=2, sort_keys=True).splitlines()
+  b = json.dumps(right, indent=2, sort_keys=True).splitlines()
+  width = 38
+  print(f'   {"pristine google-adk 2.13.0":<{width}}| patched (this series)')
+  for i in range(max(len(a), len(b))):
+    x = a[i] if i < len(a) else ''
+    y = b[i] if i < len(b) else ''
+    xs = textwrap.wrap(x, width - 1, drop_whitespace=False) or ['']
+    ys = textwrap.wrap(y, width - 1, drop_whitespace=False) or ['']
+    for j in range(max(len(xs), len(ys))):
+      left_part = xs[j] if j < len(xs) else ''
+      right_part = ys[j] if j < len(ys) else ''
+      print(f'   {left_part:<{width}}| {right_part}')
 
 
-def _wrap_pair(a: str, b: str, width: int) -> list[tuple[str, str]]:
-  xs = textwrap.wrap(a, width, drop_whitespace=False) or ['']
-  ys = textwrap.wrap(b, width, drop_whitespace=False) or ['']
-  n = max(len(xs), len(ys))
-  return [
-      (xs[i] if i < len(xs) else '', ys[i] if i < len(ys) else '')
-      for i in range(n)
-  ]
+def _unbound() -> None:
+  print('\n== Part 1: no host profile (what every ADK user gets)')
+  print(
+      '   A plain McpToolset on system-monitor and one model turn, on'
+      " pristine 2.13.0\n   and on this series. Only the RFC's declared"
+      ' changes may differ.'
+  )
+  pristine = _scenario(series.pristine_src(ROOT), 'pristine google-adk 2.13.0')
+  patched = _scenario(ROOT / 'src', 'the patched tree')
+  _side_by_side(
+      'model catalog',
+      'The tools the model is offered. Declared change 1: a tool whose'
+      ' `_meta.ui.visibility` excludes "model" is left out.',
+      pristine['model_catalog'],
+      patched['model_catalog'],
+  )
+  _side_by_side(
+      'app catalog',
+      'The tools a View of this server may call (pristine ADK has none).',
+      pristine['app_catalog'] or '(none)',
+      patched['app_catalog'],
+  )
+  _side_by_side(
+      'persisted FunctionResponse of get-system-info',
+      'What the model and the Session see of a UI tool result. Declared'
+      ' change 2: only content, isError and resultType; structuredContent'
+      ' and _meta are for the View.',
+      _summarize(pristine['function_response']),
+      _summarize(patched['function_response']),
+  )
+  _side_by_side(
+      'persisted UI widget payload (no profile: unchanged)',
+      'The widget ADK records for the View.',
+      pristine['ui_widget_payload_keys'],
+      patched['ui_widget_payload_keys'],
+  )
+
+
+def _bound() -> None:
+  print('\n== Part 2: hosting the View (patched only; public API)')
+  print(
+      '   An McpAppBindingRegistry binds system-monitor to the local-'
+      'development\n   profile, with the SQL stores on a temporary SQLite'
+      ' file.'
+  )
+  proc = subprocess.run(
+      [sys.executable, str(ROOT / 'tools' / 'demo_bound.py')],
+      env=_env(ROOT / 'src'),
+      timeout=300,
+      check=False,
+  )
+  if proc.returncode != 0:
+    sys.exit(f'demo_bound.py failed ({proc.returncode})')
 
 
 def main() -> None:
-  pristine_src = series.pristine_src(ROOT)
-  pristine = _run(pristine_src)
-  patched = _run(ROOT / 'src')
-  print('MCP Apps host series: the patched ADK against real MCP App servers')
+  print('MCP Apps host series: the patched ADK hosting a published MCP App')
+  print(f'(server: {SERVER} 2.0.3 over stdio;')
   print(
-      '(stdio: @modelcontextprotocol/server-system-monitor 2.0.3 and the'
-      " dashboard sample; the model is the sample's labelled stand-in)"
+      ' the model is a labelled stand-in that calls get-system-info once,'
+      ' so no\n credentials are needed)'
   )
-  for server in ('system_monitor', 'dashboard'):
-    for key in ('model_catalog', 'app_catalog'):
-      before = pristine[server][key]
-      _show(
-          f'{server}: {key.replace("_", " ")}',
-          '(none: pristine ADK has no app catalog)'
-          if before is None
-          else before,
-          patched[server][key],
-      )
-  _show(
-      'dashboard: persisted FunctionResponse of show_agent_dashboard',
-      _summarize(pristine['dashboard'].get('function_response')),
-      _summarize(patched['dashboard'].get('function_response')),
-  )
-  for key in ('ui_widget_payload_keys', 'same_event', 'final_text'):
-    _show(
-        f'dashboard: {key.replace("_", " ")}',
-        pristine['dashboard'].get(key),
-        patched['dashboard'].get(key),
-    )
-  _bound(_run(ROOT / 'src', 'demo_bound.py'))
-
-
-def _bound(report: dict[str, Any]) -> None:
-  """The profile-bound call: what persists, what renders, what is refused."""
-  print(
-      '\n== dashboard, profile-bound (patched only: local-development'
-      ' profile, SQL stores on SQLite)'
-  )
-  for title, key in (
-      ('persisted widget payload (the descriptor)', 'persisted_widget_payload'),
-      (
-          'persisted FunctionResponse keys',
-          'persisted_function_response_keys',
-      ),
-      ('bootstrap_render: the RenderDocument', 'bootstrap'),
-      (
-          'live replay to the View, then after its grant is revoked',
-          'live_replay',
-      ),
-      (
-          'gated resolver, asked for another View',
-          'resolver_refuses_another_view',
-      ),
-      ('bootstrap after a restart', 'bootstrap_after_restart'),
-      ('cold affordance after a restart', 'cold_affordance'),
-  ):
-    print(f'-- {title}')
-    print(textwrap.indent(json.dumps(report.get(key), indent=2), '   '))
+  print('   preparing pristine google-adk 2.13.0 from the pinned sdist...')
+  _unbound()
+  _bound()
+  print('\nThe same steps, as code: docs/user-guide.md')
 
 
 if __name__ == '__main__':

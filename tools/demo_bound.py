@@ -12,224 +12,424 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
+"""The bound half of `make demo`: hosting the system-monitor MCP App.
 
-"""The bound half of `make demo`: one profile-bound UI call, end to end.
-
-Runs on the patched tree only (pristine ADK has no host profile). The
-dashboard sample's server is bound through an `McpAppBindingRegistry` to the
-local-development profile with the SQL sealed-result, lifecycle and key
-stores on a temporary SQLite file, and a Runner over a `SqliteSessionService`
-makes one turn with the sample's stand-in model. The report shows what the
-Session API persists (the descriptor and its opaque reference), what the
-store holds (a record, no public bytes), what `bootstrap_render` hands the
-renderer, what the gated resolver refuses, and the cold affordance after a
-restart. Prints one JSON object.
+Runs on the patched tree and uses only the public `google.adk.mcp_apps`
+API (what `docs/user-guide.md` documents), printing the story as it goes:
+the published system-monitor server is bound through an
+`McpAppBindingRegistry` to the local-development profile with the SQL
+stores on a temporary SQLite file; the server runs behind `demo_tap.py`,
+so the `io.modelcontextprotocol/ui` advertisement is shown as the server
+received it. Then the model and app catalogs, one turn of a labelled
+stand-in model, the View's render (its HTML written to a file), the View's
+app-only `poll-system-stats` call, a refused call to another server, the
+grant revoked, and the cold widget after a restart.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 import sys
 import tempfile
+import textwrap
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / 'contributing' / 'samples'))
-sys.path.insert(0, str(ROOT / 'tests' / 'integration' / 'mcp_apps'))
+sys.path.insert(0, str(ROOT / 'tools'))
 
-from google.adk.mcp_apps.binding.registry import McpAppBindingRegistry
-from google.adk.mcp_apps.binding.spec import McpToolsetSpec
 # pylint: disable=g-import-not-at-top,wrong-import-position
-from google.adk.mcp_apps.bootstrap.cold_replay import cold_affordance
-from google.adk.mcp_apps.bootstrap.live_replay import replay_to_view
-from google.adk.mcp_apps.bootstrap.render import bootstrap_render
-from google.adk.mcp_apps.bootstrap.render import BootstrapError
-from google.adk.mcp_apps.contracts.scope import SessionKey
-from google.adk.mcp_apps.sealing.resolver import GatedResultResolver
-from google.adk.mcp_apps.sealing.resolver import SealedResolutionError
-from google.adk.mcp_apps.sealing.resolver import ViewBinding
+from demo_scenario import ask
+from demo_scenario import quiet_logs
+from demo_scenario import SystemInfoStandIn
+from google.adk.agents import LlmAgent
+from google.adk.mcp_apps import bootstrap_render
+from google.adk.mcp_apps import BootstrapError
+from google.adk.mcp_apps import call_app_tool
+from google.adk.mcp_apps import cold_affordance
+from google.adk.mcp_apps import ConnectionAffinityError
+from google.adk.mcp_apps import EXTENSION_ID
+from google.adk.mcp_apps import list_toolset_app_catalog
+from google.adk.mcp_apps import local_dev_profile
+from google.adk.mcp_apps import LocalDevReplayClassification
+from google.adk.mcp_apps import McpAppBindingRegistry
+from google.adk.mcp_apps import McpAppsHostProfile
+from google.adk.mcp_apps import McpAppVisibilityError
+from google.adk.mcp_apps import McpToolsetSpec
+from google.adk.mcp_apps import Principal
+from google.adk.mcp_apps import PrincipalRequest
+from google.adk.mcp_apps import RenderDocument
+from google.adk.mcp_apps import replay_to_view
+from google.adk.mcp_apps import SealedResolutionError
+from google.adk.mcp_apps import SessionKey
+from google.adk.mcp_apps import SqlBindingKeyProvider
+from google.adk.mcp_apps import SqlSealedResultStore
+from google.adk.mcp_apps import SqlSessionLifecycleStore
 from google.adk.runners import Runner
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
+from google.adk.tools.mcp_tool import McpTool
+from google.adk.tools.mcp_tool import McpToolset
 from google.adk.tools.mcp_tool import StdioConnectionParams
-from google.genai import types
 from mcp import StdioServerParameters
-from mcp_apps_dashboard import agent as dashboard_agent
-from sealing_support import close_profile
-from sealing_support import PRINCIPAL
-from sealing_support import sql_profile
+import servers as third_party
 
-APP = 'demo-bound'
-USER = 'u'
-TOOLSET = 'dashboard'
+APP = 'ops'
+USER = 'me'
+MONITOR = 'monitor'
+CLOCK = 'clock'
+VIEW_DIR = ROOT / '.cache' / 'demo'
 
 
-def _params(db: Path) -> StdioConnectionParams:
+def say(text: str = '') -> None:
+  print(text, flush=True)
+
+
+def _fill(text: str, first: str, rest: str) -> str:
+  return textwrap.fill(
+      text,
+      78,
+      initial_indent=first,
+      subsequent_indent=rest,
+      break_on_hyphens=False,
+      break_long_words=False,
+  )
+
+
+def step(title: str, meaning: str) -> None:
+  """A step's title and its one-line (wrapped) explanation."""
+  say(f'\n== {title}')
+  say(_fill(meaning, '   ', '   '))
+
+
+def show(label: str, value: Any) -> None:
+  text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+  say(_fill(f'{label}: {text}', '   ', '     '))
+
+
+def _tapped(name: str, log: Path) -> StdioConnectionParams:
+  """`name` over stdio, behind the tap that records what it receives."""
+  server = third_party.stdio_params(name)
   return StdioConnectionParams(
       server_params=StdioServerParameters(
           command=sys.executable,
           args=[
-              str(dashboard_agent.SERVER_SCRIPT),
-              '--transport',
-              'stdio',
-              '--db',
-              str(db),
+              str(ROOT / 'tools' / 'demo_tap.py'),
+              str(log),
+              '--',
+              server.command,
+              *server.args,
           ],
+          cwd=server.cwd,
       ),
       timeout=60.0,
   )
 
 
-async def _turn(tmp: Path, report: dict[str, Any]) -> tuple[str, str, str]:
-  profile = await sql_profile(f'sqlite+aiosqlite:///{tmp / "stores.db"}')
-  sessions = SqliteSessionService(str(tmp / 'sessions.db'))
-  registry = McpAppBindingRegistry(
-      {TOOLSET: McpToolsetSpec(connection_params=_params(tmp / 'events.db'))},
+async def _profile(url: str) -> McpAppsHostProfile:
+  """Local-development providers, with the three SQL stores on `url`."""
+  sealed = SqlSealedResultStore(url)
+  lifecycle = SqlSessionLifecycleStore(url)
+  keys = SqlBindingKeyProvider(url)
+  await sealed.open()
+  await lifecycle.open()
+  await keys.load()
+  return local_dev_profile(
+      sealed_result_store=sealed,
+      session_lifecycle_store=lifecycle,
+      key_provider=keys,
+      # get-system-info only reads: a cold widget may offer a refresh.
+      replay_classification=LocalDevReplayClassification(['get-system-info']),
+  )
+
+
+async def _close(profile: McpAppsHostProfile) -> None:
+  for store in (
+      profile.sealed_result_store,
+      profile.session_lifecycle_store,
+      profile.key_provider,
+  ):
+    await store.aclose()  # type: ignore[union-attr]
+
+
+def _registry(log: Path, profile: McpAppsHostProfile) -> McpAppBindingRegistry:
+  return McpAppBindingRegistry(
+      {
+          MONITOR: McpToolsetSpec(
+              connection_params=_tapped('system-monitor', log)
+          ),
+          CLOCK: McpToolsetSpec(
+              connection_params=StdioConnectionParams(
+                  server_params=third_party.stdio_params('basic-vanillajs')
+              )
+          ),
+      },
       profile,
       allow_dev_providers=True,
   )
-  try:
-    async with registry:
-      agent = dashboard_agent.make_agent(
-          model=dashboard_agent.DashboardStandInLlm()
+
+
+def _advertisements(log: Path) -> list[dict[str, Any]]:
+  if not log.exists():
+    return []
+  return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def _show_advertisements(log: Path) -> None:
+  for n, entry in enumerate(_advertisements(log), start=1):
+    capabilities = entry.get('capabilities') or {}
+    extensions = capabilities.get('extensions') or {}
+    inputs = sorted(
+        c for c in ('sampling', 'elicitation', 'roots') if c in capabilities
+    )
+    if EXTENSION_ID in extensions:
+      what = (
+          f'advertises {EXTENSION_ID} {json.dumps(extensions[EXTENSION_ID])}'
+          ' (an app-safe connection: UI calls and their Views)'
       )
-      agent.tools = [registry.toolset(TOOLSET)]
-      runner = Runner(app_name=APP, agent=agent, session_service=sessions)
-      try:
-        session = await sessions.create_session(app_name=APP, user_id=USER)
-        message = types.Content(
-            role='user', parts=[types.Part(text='How are my agents doing?')]
-        )
-        async for _ in runner.run_async(
-            user_id=USER, session_id=session.id, new_message=message
-        ):
-          pass
-        stored = await sessions.get_session(
-            app_name=APP, user_id=USER, session_id=session.id
-        )
-        assert stored is not None
-        event = next(e for e in stored.events if e.actions.render_ui_widgets)
-        widget = event.actions.render_ui_widgets[0]
-        report['persisted_widget_payload'] = widget.payload
-        report['persisted_function_response_keys'] = sorted(
-            event.get_function_responses()[0].response or {}
-        )
-        key = SessionKey(APP, USER, session.id)
-        document = await bootstrap_render(
-            registry=registry,
-            profile=profile,
-            session_service=sessions,
-            principal=PRINCIPAL,
-            session=key,
-            toolset_id=TOOLSET,
-            event_id=event.id,
-            function_call_id=widget.id,
-        )
-        html = document.html
-        report['bootstrap'] = {
-            'html_bytes': len(html.encode()),
-            'html_title': (
-                html.split('<title>')[1].split('</title>')[0]
-                if '<title>' in html
-                else None
-            ),
-            'ui_meta': document.ui_meta,
-            'tool_result_keys': sorted(document.tool_result),
-            'view_data_keys': sorted(document.view_data()),
-            'grant': repr(document.grant),
-        }
-        replayed = await replay_to_view(
-            document.grant, profile=profile, session_service=sessions
-        )
-        report['live_replay'] = {
-            'same_result_as_bootstrap': (
-                replayed.full_result() == document.tool_result
-            ),
-        }
-        document.grant.revoke()
-        try:
-          await replay_to_view(
-              document.grant, profile=profile, session_service=sessions
-          )
-        except SealedResolutionError as e:
-          report['live_replay']['after_revoke'] = e.fault.value
-        try:
-          await GatedResultResolver(profile, sessions).resolve(
-              key,
-              event_id=event.id,
-              function_call_id=widget.id,
-              view=ViewBinding(TOOLSET, 'another-server', event.id, widget.id),
-          )
-        except SealedResolutionError as e:
-          report['resolver_refuses_another_view'] = e.fault.value
-        return session.id, event.id, widget.id
-      finally:
-        await runner.close()
+    else:
+      what = 'advertises no MCP Apps extension (the model path: non-UI calls)'
+    show(
+        f'connection {n}',
+        f'{what}; input capabilities: {", ".join(inputs) or "none"}',
+    )
+
+
+async def _principal(profile: McpAppsHostProfile) -> Principal:
+  """Who is asking: a loopback caller, as the dev resolver requires."""
+  resolver = profile.principal_resolver
+  assert resolver is not None
+  return await resolver.resolve(PrincipalRequest(client_host='127.0.0.1'))
+
+
+async def _render(
+    registry: McpAppBindingRegistry,
+    profile: McpAppsHostProfile,
+    sessions: SqliteSessionService,
+    ids: tuple[str, str, str],
+) -> RenderDocument:
+  """`bootstrap_render` of one widget: (session id, event id, call id)."""
+  session_id, event_id, call_id = ids
+  return await bootstrap_render(
+      registry=registry,
+      profile=profile,
+      session_service=sessions,
+      principal=await _principal(profile),
+      session=SessionKey(APP, USER, session_id),
+      toolset_id=MONITOR,
+      event_id=event_id,
+      function_call_id=call_id,
+  )
+
+
+async def _catalogs(registry: McpAppBindingRegistry) -> None:
+  step(
+      'Model catalog vs app catalog',
+      'The model catalog is what the model is offered; the app catalog is'
+      ' what a View of this server may call (app-visible tools, listed'
+      ' afresh). poll-system-stats is app-only: `_meta.ui.visibility` is'
+      ' ["app"].',
+  )
+  model = [t.name for t in await registry.toolset(MONITOR).get_tools()]
+  plain = McpToolset(
+      connection_params=StdioConnectionParams(
+          server_params=third_party.stdio_params('system-monitor')
+      )
+  )
+  try:
+    app = [t.name for t in await list_toolset_app_catalog(plain)]
   finally:
-    await close_profile(profile)
+    await plain.close()
+  show('model catalog', model)
+  show('app catalog', app)
+
+
+async def _first_process(tmp: Path, log: Path) -> tuple[str, str, str]:
+  url = f'sqlite+aiosqlite:///{tmp / "apps.db"}'
+  profile = await _profile(url)
+  sessions = SqliteSessionService(str(tmp / 'sessions.db'))
+  registry = _registry(log, profile)
+  try:
+    await registry.start()
+    step(
+        'Readiness',
+        'A toolset serves MCP Apps only when its host profile has every'
+        ' provider it needs; otherwise it stays model-only and the report'
+        ' says why.',
+    )
+    for entry in registry.readiness_report():
+      show(entry.toolset_id, entry.message)
+
+    say('\n   starting system-monitor (node, stdio, behind a recording tap)...')
+    model_tools = await registry.toolset(MONITOR).get_tools()
+    step(
+        f'The {EXTENSION_ID} advertisement, as the server received it',
+        'A client states its capabilities once, in `initialize`; the tap in'
+        " front of system-monitor recorded each connection's.",
+    )
+    _show_advertisements(log)
+    del model_tools
+    await _catalogs(registry)
+
+    step(
+        'One turn: the model calls get-system-info',
+        'Under the bound profile the Event persists a descriptor (which'
+        ' server and View, a reference to the sealed full result) and the'
+        ' model-facing projection of the result.',
+    )
+    agent = LlmAgent(
+        name=APP, model=SystemInfoStandIn(), tools=[registry.toolset(MONITOR)]
+    )
+    runner = Runner(app_name=APP, agent=agent, session_service=sessions)
+    try:
+      session = await ask(runner)
+    finally:
+      await runner.close()
+    event = next(e for e in session.events if e.actions.render_ui_widgets)
+    widget = event.actions.render_ui_widgets[0]
+    show('persisted widget payload keys', sorted(widget.payload))
+    show(
+        'persisted FunctionResponse keys',
+        sorted(event.get_function_responses()[0].response or {}),
+    )
+
+    step(
+        'Render the View',
+        'bootstrap_render authorizes the caller, takes the connection that'
+        ' produced the result, resolves the sealed result and reads the'
+        " View's HTML there. The grant is the host's handle on that View.",
+    )
+    ids = (session.id, event.id, widget.id)
+    document = await _render(registry, profile, sessions, ids)
+    VIEW_DIR.mkdir(parents=True, exist_ok=True)
+    view_file = VIEW_DIR / 'system-monitor-view.html'
+    view_file.write_text(document.html, encoding='utf-8')
+    data_file = VIEW_DIR / 'system-monitor-view-data.json'
+    data = document.view_data()
+    del data['html']
+    data_file.write_text(json.dumps(data, indent=2), encoding='utf-8')
+    show('View HTML', f'{len(document.html.encode())} bytes; open it:')
+    say(f'     {view_file}')
+    show('what the renderer sends it (toolInput, toolResult)', 'in')
+    say(f'     {data_file}')
+    show('resource', document.resource_uri)
+    show('_meta.ui', document.ui_meta)
+    show('toolInput', document.tool_input)
+    show('toolResult keys', sorted(document.tool_result))
+    show('grant', repr(document.grant))
+    grant = document.grant
+    own = grant.binding.server_id
+
+    step(
+        'The View calls app-only poll-system-stats',
+        "call_app_tool runs it on the View's own connection, after a fresh"
+        ' check that it is app-visible there.',
+    )
+    stats = await call_app_tool(
+        grant.hold,
+        'poll-system-stats',
+        {},
+        view_server_id=own,
+        target_server_id=own,
+        policy=registry.effective(MONITOR).app_call_policy,
+    )
+    data = stats.structured_content or {}
+    show(
+        'result',
+        f'{len(data.get("cpu", {}).get("cores", []))} CPU cores, memory'
+        f' {data.get("memory", {}).get("usedPercent")}% used, up'
+        f' {round(data.get("uptime", {}).get("seconds", 0))} s',
+    )
+
+    step(
+        'The View calls a tool on another server',
+        'A View may call only the server it was rendered from; the host'
+        ' refuses anything else before sending it.',
+    )
+    try:
+      await call_app_tool(
+          grant.hold,
+          'get-time',
+          {},
+          view_server_id=own,
+          target_server_id=registry.server_id(CLOCK),
+      )
+      show('refused', 'NO (unexpected)')
+    except McpAppVisibilityError as e:
+      show('refused', e.reason.value)
+
+    step(
+        'The grant is revoked',
+        'The host ends the View (closed tab, logout); its connection is let'
+        ' go, and nothing reaches it any more.',
+    )
+    grant.revoke()
+    try:
+      await replay_to_view(grant, profile=profile, session_service=sessions)
+      show('replay of its result', 'released (unexpected)')
+    except SealedResolutionError as e:
+      show('replay of its result', f'refused: {e.fault.value}')
+    try:
+      await call_app_tool(
+          grant.hold,
+          'poll-system-stats',
+          view_server_id=own,
+          target_server_id=own,
+      )
+      show('poll-system-stats', 'ran (unexpected)')
+    except ConnectionAffinityError as e:
+      show('poll-system-stats', f'refused: {type(e).__name__}')
+    return ids
+  finally:
+    await registry.aclose()
+    await _close(profile)
 
 
 async def _after_restart(
-    tmp: Path, ids: tuple[str, str, str], report: dict[str, Any]
+    tmp: Path, log: Path, ids: tuple[str, str, str]
 ) -> None:
-  session_id, event_id, call_id = ids
-  profile = await sql_profile(f'sqlite+aiosqlite:///{tmp / "stores.db"}')
-  sessions = SqliteSessionService(str(tmp / 'sessions.db'))
-  registry = McpAppBindingRegistry(
-      {TOOLSET: McpToolsetSpec(connection_params=_params(tmp / 'events.db'))},
-      profile,
-      allow_dev_providers=True,
+  step(
+      'After a restart',
+      'A View is never resurrected. The cold widget offers a refresh (the'
+      ' profile classifies get-system-info as replay-safe), "Run tool again",'
+      ' or a placeholder.',
   )
-  key = SessionKey(APP, USER, session_id)
+  session_id, event_id, call_id = ids
+  profile = await _profile(f'sqlite+aiosqlite:///{tmp / "apps.db"}')
+  sessions = SqliteSessionService(str(tmp / 'sessions.db'))
+  registry = _registry(log, profile)
   try:
-    async with registry:
-      try:
-        await bootstrap_render(
-            registry=registry,
-            profile=profile,
-            session_service=sessions,
-            principal=PRINCIPAL,
-            session=key,
-            toolset_id=TOOLSET,
-            event_id=event_id,
-            function_call_id=call_id,
-        )
-      except BootstrapError as e:
-        report['bootstrap_after_restart'] = {
-            'reason': e.reason,
-            'cold': e.cold,
-        }
-      listing = [
-          tool.raw_mcp_tool
-          for tool in await registry.toolset(TOOLSET).get_tools(None)
-      ]
-      affordance = await cold_affordance(
-          profile=profile,
-          session_service=sessions,
-          principal=PRINCIPAL,
-          session=key,
-          event_id=event_id,
-          function_call_id=call_id,
-          current_tools=listing,
-      )
-      report['cold_affordance'] = {
-          'offer': affordance.offer.value,
-          'reason': affordance.reason,
-          'tool': affordance.tool_name,
-          'warning': affordance.warning,
-      }
+    await registry.start()
+    try:
+      await _render(registry, profile, sessions, ids)
+      show('bootstrap', 'rendered (unexpected)')
+    except BootstrapError as e:
+      show('bootstrap', f'{e.reason} (cold: {e.cold})')
+    tools = await registry.toolset(MONITOR).get_tools()
+    offer = await cold_affordance(
+        profile=profile,
+        session_service=sessions,
+        principal=await _principal(profile),
+        session=SessionKey(APP, USER, session_id),
+        event_id=event_id,
+        function_call_id=call_id,
+        current_tools=[t.raw_mcp_tool for t in tools if isinstance(t, McpTool)],
+    )
+    show('cold affordance', f'{offer.offer.value} {offer.tool_name}')
   finally:
-    await close_profile(profile)
+    await registry.aclose()
+    await _close(profile)
 
 
 async def main() -> None:
-  report: dict[str, Any] = {}
-  with tempfile.TemporaryDirectory() as tmp:
-    ids = await _turn(Path(tmp), report)
-    await _after_restart(Path(tmp), ids, report)
-  print(json.dumps(report, sort_keys=True))
+  quiet_logs()
+  with tempfile.TemporaryDirectory(prefix='adk-demo-') as tmp:
+    log = Path(tmp) / 'initialize.jsonl'
+    ids = await _first_process(Path(tmp), log)
+    await _after_restart(Path(tmp), log, ids)
 
 
 if __name__ == '__main__':
+  os.environ.setdefault('PYTHONUNBUFFERED', '1')
   asyncio.run(main())

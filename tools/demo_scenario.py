@@ -12,137 +12,126 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""One scenario, run by whichever ADK is on PYTHONPATH; prints JSON.
+"""One unbound scenario, run by whichever ADK is on PYTHONPATH; prints JSON.
 
 `tools/demo.py` runs this file twice, once on pristine google-adk 2.13.0
-(prefix 0 of the series) and once on the patched working tree, and prints
-the two results side by side. It uses only public ADK API, so the same code
-runs on both.
+(prefix 0 of the series) and once on the patched working tree, and shows
+the two results side by side: what changes for a user who binds no host
+profile. It uses only API both trees have.
 
-The scenario: the published system-monitor MCP App server and the dashboard
-sample, both over stdio; each toolset's model catalog (`get_tools()`), and
-one Runner turn (with the sample's stand-in model) whose persisted
-FunctionResponse and UI widget are reported as the Session API returns them.
+The scenario: the published system-monitor MCP App server over stdio, a
+plain `McpToolset`, its model catalog (`get_tools()`), its app catalog where
+the tree has one, and one Runner turn in which a labelled stand-in model
+calls `get-system-info`; the FunctionResponse is reported as the Session
+API persisted it.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncGenerator
 import json
-import os
+import logging
 from pathlib import Path
 import sys
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / 'contributing' / 'samples'))
 sys.path.insert(0, str(ROOT / 'tests' / 'integration' / 'third_party_mcp_apps'))
 
-from google.adk.runners import Runner  # pylint: disable=g-import-not-at-top
-from google.adk.sessions.in_memory_session_service import InMemorySessionService  # pylint: disable=g-import-not-at-top
-from google.adk.tools.mcp_tool import McpToolset  # pylint: disable=g-import-not-at-top
-from google.adk.tools.mcp_tool import StdioConnectionParams  # pylint: disable=g-import-not-at-top
-from google.genai import types  # pylint: disable=g-import-not-at-top
-from mcp import StdioServerParameters  # pylint: disable=g-import-not-at-top
-from mcp_apps_dashboard import agent as dashboard_agent  # pylint: disable=g-import-not-at-top
-import servers as third_party  # pylint: disable=g-import-not-at-top
+# pylint: disable=g-import-not-at-top,wrong-import-position
+from google.adk.agents import LlmAgent
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.adk.runners import InMemoryRunner
+from google.adk.tools.mcp_tool import McpToolset
+from google.adk.tools.mcp_tool import StdioConnectionParams
+from google.genai import types
+import servers as third_party
+
+APP = 'demo'
+USER = 'me'
 
 
-def _toolset(params: StdioServerParameters) -> McpToolset:
-  return McpToolset(
-      connection_params=StdioConnectionParams(
-          server_params=params, timeout=60.0
-      )
+class SystemInfoStandIn(BaseLlm):
+  """The demo's model: calls `get-system-info` once, then answers.
+
+  A labelled stand-in, so the demo needs no credentials.
+  """
+
+  model: str = 'stand-in'
+
+  async def generate_content_async(
+      self, llm_request: LlmRequest, stream: bool = False
+  ) -> AsyncGenerator[LlmResponse, None]:
+    del stream
+    last = llm_request.contents[-1].parts or []
+    if any(part.function_response for part in last):
+      part = types.Part(text='[stand-in model] Here is your machine.')
+    else:
+      call = types.FunctionCall(name='get-system-info', args={})
+      part = types.Part(function_call=call)
+    yield LlmResponse(content=types.Content(role='model', parts=[part]))
+
+
+def quiet_logs() -> None:
+  """Keeps ADK's log lines (e.g. missing token usage) out of the story."""
+  logging.getLogger('google_adk').setLevel(logging.ERROR)
+
+
+async def ask(runner: Any) -> Any:
+  """One turn of `runner` in a new Session; returns the stored Session."""
+  sessions = runner.session_service
+  session = await sessions.create_session(
+      app_name=runner.app_name, user_id=USER
   )
-
-
-async def _catalog(toolset: McpToolset) -> list[str]:
-  return sorted(tool.name for tool in await toolset.get_tools())
+  message = types.Content(role='user', parts=[types.Part(text='How is it?')])
+  async for _ in runner.run_async(
+      user_id=USER, session_id=session.id, new_message=message
+  ):
+    pass
+  return await sessions.get_session(
+      app_name=runner.app_name, user_id=USER, session_id=session.id
+  )
 
 
 async def _app_catalog(toolset: McpToolset) -> list[str] | None:
   """The app catalog, where this ADK has one (the patched tree)."""
   try:
-    from google.adk.mcp_apps.catalog import app_catalog  # pylint: disable=g-import-not-at-top
+    from google.adk.mcp_apps.catalog.app_catalog import list_toolset_app_catalog
   except ImportError:
     return None
-  return sorted(
-      tool.name for tool in await app_catalog.list_toolset_app_catalog(toolset)
-  )
-
-
-async def _dashboard_turn(db: Path) -> dict[str, Any]:
-  toolset = _toolset(
-      StdioServerParameters(
-          command=sys.executable,
-          args=[
-              str(dashboard_agent.SERVER_SCRIPT),
-              '--transport',
-              'stdio',
-              '--db',
-              str(db),
-          ],
-      )
-  )
-  agent = dashboard_agent.make_agent(
-      model=dashboard_agent.DashboardStandInLlm()
-  )
-  agent.tools = [toolset]
-  sessions = InMemorySessionService()
-  runner = Runner(app_name='demo', agent=agent, session_service=sessions)
-  try:
-    session = await sessions.create_session(app_name='demo', user_id='u')
-    message = types.Content(
-        role='user', parts=[types.Part(text='How are my agents doing?')]
-    )
-    async for _ in runner.run_async(
-        user_id='u', session_id=session.id, new_message=message
-    ):
-      pass
-    stored = await sessions.get_session(
-        app_name='demo', user_id='u', session_id=session.id
-    )
-    assert stored is not None
-    result: dict[str, Any] = {
-        'model_catalog': await _catalog(toolset),
-        'app_catalog': await _app_catalog(toolset),
-    }
-    for event in stored.events:
-      for response in event.get_function_responses():
-        result['function_response'] = response.response
-        widgets = event.actions.render_ui_widgets or []
-        result['ui_widget_payload_keys'] = sorted(
-            key for w in widgets for key in w.payload
-        )
-        result['same_event'] = any(w.id == response.id for w in widgets)
-      if event.content and event.content.parts and event.author != 'user':
-        texts = [p.text for p in event.content.parts if p.text]
-        if texts:
-          result['final_text'] = ' '.join(texts)
-    return result
-  finally:
-    await runner.close()
-    await toolset.close()
-
-
-async def _system_monitor() -> dict[str, Any]:
-  toolset = _toolset(third_party.stdio_params('system-monitor'))
-  try:
-    return {
-        'model_catalog': await _catalog(toolset),
-        'app_catalog': await _app_catalog(toolset),
-    }
-  finally:
-    await toolset.close()
+  return sorted(t.name for t in await list_toolset_app_catalog(toolset))
 
 
 async def main() -> None:
-  db = Path(os.environ.get('ADK_DEMO_DB', ROOT / '.cache' / 'demo-events.db'))
-  report = {
-      'adk': __import__('google.adk', fromlist=['__file__']).__file__,
-      'system_monitor': await _system_monitor(),
-      'dashboard': await _dashboard_turn(db),
-  }
+  quiet_logs()
+  toolset = McpToolset(
+      connection_params=StdioConnectionParams(
+          server_params=third_party.stdio_params('system-monitor'),
+          timeout=60.0,
+      )
+  )
+  runner = InMemoryRunner(
+      agent=LlmAgent(name='ops', model=SystemInfoStandIn(), tools=[toolset]),
+      app_name=APP,
+  )
+  try:
+    report: dict[str, Any] = {
+        'model_catalog': sorted(t.name for t in await toolset.get_tools()),
+        'app_catalog': await _app_catalog(toolset),
+    }
+    session = await ask(runner)
+    for event in session.events:
+      for response in event.get_function_responses():
+        report['function_response'] = response.response
+        widgets = event.actions.render_ui_widgets or []
+        report['ui_widget_payload_keys'] = sorted(
+            key for w in widgets for key in w.payload
+        )
+  finally:
+    await runner.close()
   print(json.dumps(report, sort_keys=True))
 
 

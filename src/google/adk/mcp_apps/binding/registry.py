@@ -22,7 +22,8 @@ each id, `toolset_id -> spec -> proxy -> (profile) -> server`: a
 with `AppsClientBinding(readiness.client_extensions())`) exactly when
 `check_readiness(profile, ...)` is bindable, and `MODEL_ONLY` (no binding,
 no advertisement) otherwise. Whether a toolset is Apps-routed is decided
-from this configuration alone; no session is read.
+from this configuration alone; no session is read. `readiness_report()`
+says, per toolset, whether it is bound and, if not, why (`status`).
 
 Generations. The registry keeps one monotonic binding generation. A
 withdrawal (`revoke()`, or `recheck()` finding readiness lost) and a
@@ -128,6 +129,8 @@ from .proxy import ProxyState
 from .proxy import RoutingFactory
 from .registry_loop import RegistryEventLoop
 from .spec import McpToolsetSpec
+from .status import ReadinessReport
+from .status import toolset_readiness
 
 logger = logging.getLogger('google_adk.' + __name__)
 
@@ -307,13 +310,15 @@ class _Entry:
 class McpAppBindingRegistry:
   """The registry of configured MCP toolsets and their Apps binding.
 
-  Example:
+  Example (local development; a deployment passes its own profile and
+  leaves `allow_dev_providers` False):
     registry = McpAppBindingRegistry(
         {'dashboard': McpToolsetSpec(connection_params=params)},
-        profile,
-        allow_dev_providers=False,
+        local_dev_profile(),
+        allow_dev_providers=True,
     )
     await registry.start()
+    print(registry.readiness_report())  # why a toolset stayed model-only
     agent = LlmAgent(..., tools=[registry.toolset('dashboard')])
     ...
     await registry.aclose()
@@ -373,6 +378,7 @@ class McpAppBindingRegistry:
     self._admin_lock: Optional[asyncio.Lock] = None
     self._generation = 0
     self._readiness: Optional[Readiness] = None
+    self._last_check: Optional[Readiness] = None
     self._materialized: list[HostBoundMcpToolset] = []
     self._hooks: dict[int, RevocationHook] = {}
     self._next_hook = 0
@@ -506,6 +512,54 @@ class McpAppBindingRegistry:
   def readiness(self) -> Optional[Readiness]:
     """The readiness the bound proxies were built under (None if none)."""
     return self._readiness
+
+  def readiness_report(self) -> ReadinessReport:
+    """Which toolsets serve MCP Apps and, for the others, why not.
+
+    A toolset that cannot be bound stays model-only and keeps serving the
+    model, so a misconfigured profile shows up here, not as a failure: each
+    entry says whether the toolset is profile-bound and, if not, a
+    `ModelOnlyReason`, a message, and the profile's `ReadinessReason`s when
+    those are the cause.
+
+    Returns:
+      The report, one entry per configured toolset in registration order.
+    """
+    with self._table_lock:
+      started, closed = self._started, self._closed
+      current = {
+          toolset_id: entry.current
+          for toolset_id, entry in self._entries.items()
+      }
+      audiences = {
+          toolset_id: entry.effective.audiences
+          for toolset_id, entry in self._entries.items()
+      }
+    profile = self._profile
+    entries = []
+    for toolset_id, proxy in current.items():
+      entries.append(
+          toolset_readiness(
+              toolset_id,
+              started=started,
+              closed=closed,
+              profile_name=None if profile is None else profile.name,
+              profile_bound=proxy is not None and proxy.profile_bound,
+              binding_generation=(
+                  0 if proxy is None else proxy.binding_generation
+              ),
+              apps_listed=self._apps_ids is None
+              or toolset_id in self._apps_ids,
+              app_audience='app' in audiences[toolset_id],
+              last_check=self._last_check,
+          )
+      )
+    return ReadinessReport(
+        profile_name=None if profile is None else profile.name,
+        allow_dev_providers=self._allow_dev,
+        profile_readiness=self._last_check,
+        toolsets=tuple(entries),
+    )
 
   @property
   def event_loop(self) -> RegistryEventLoop:
@@ -720,6 +774,7 @@ class McpAppBindingRegistry:
     if profile is None:
       return None, None
     readiness = check_readiness(profile, allow_dev_providers=self._allow_dev)
+    self._last_check = readiness
     if not readiness.bindable:
       logger.warning(
           'MCP Apps host profile %r is not bindable; toolsets stay'
@@ -968,6 +1023,7 @@ class McpAppBindingRegistry:
       readiness = check_readiness(
           self._profile, allow_dev_providers=self._allow_dev
       )
+      self._last_check = readiness
       if readiness.bindable:
         return await self._swap([], None, readiness, 'readiness_lost')
       self._readiness = None
