@@ -38,7 +38,6 @@ the test loop once the generator is exhausted (the worker loop is closed).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
 from collections.abc import AsyncIterator
 import contextlib
 import dataclasses
@@ -68,8 +67,6 @@ from google.adk.mcp_apps.sealing.append_stage import SealFault
 from google.adk.mcp_apps.sealing.append_stage import set_fault_hook
 from google.adk.mcp_apps.sealing.resolver import GatedResultResolver
 from google.adk.mcp_apps.stores.sql_sealed_result_store import SealedRecordState
-from google.adk.models.llm_request import LlmRequest
-from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
@@ -368,23 +365,6 @@ async def test_p2_rdy_22_readiness_lost_during_bootstrap(
 # --- P2-LOOP-03 / 04: bootstrap around the synchronous Runner.run() ----------
 
 
-class HookedLlm(ScriptedLlm):
-  """`ScriptedLlm` that awaits `on_answer` on its second (answering) call."""
-
-  on_answer: Any = None
-
-  async def generate_content_async(
-      self, llm_request: LlmRequest, stream: bool = False
-  ) -> AsyncGenerator[LlmResponse, None]:
-    answered = any(
-        part.function_response for part in llm_request.contents[-1].parts or []
-    )
-    if answered and self.on_answer is not None:
-      await self.on_answer()
-    async for response in super().generate_content_async(llm_request, stream):
-      yield response
-
-
 def _run_sync(runner: Runner, session_id: str) -> list[Event]:
   """`Runner.run()` to exhaustion: its worker loop is closed on return."""
   return list(
@@ -399,7 +379,7 @@ def _run_sync(runner: Runner, session_id: str) -> list[Event]:
 
 
 @contextlib.asynccontextmanager
-async def _sync_runner(h: Harness, llm: HookedLlm) -> AsyncIterator[Runner]:
+async def _sync_runner(h: Harness, llm: ScriptedLlm) -> AsyncIterator[Runner]:
   agent = LlmAgent(
       name="probe", model=llm, tools=[h.st.registry.toolset(TOOLSET)]
   )
@@ -442,7 +422,7 @@ async def test_p2_loop_03_bootstrap_on_live_run_worker_loop(
         seen["error"] = e
       seen["live_during"] = not seen["loop"].is_closed()
 
-    llm = HookedLlm(calls=[("open_view", {})], on_answer=bootstrap_on_worker)
+    llm = ScriptedLlm(calls=[("open_view", {})], on_answer=bootstrap_on_worker)
     async with _sync_runner(h, llm) as runner:
       events = await asyncio.to_thread(_run_sync, runner, sid)
 
@@ -480,7 +460,7 @@ async def test_p2_loop_04_bootstrap_after_run_generator_finished(
     async def note_loop() -> None:
       loops.append(asyncio.get_running_loop())
 
-    llm = HookedLlm(calls=[("open_view", {})], on_answer=note_loop)
+    llm = ScriptedLlm(calls=[("open_view", {})], on_answer=note_loop)
     async with _sync_runner(h, llm) as runner:
       events = await asyncio.to_thread(_run_sync, runner, sid)
       (worker_loop,) = loops
