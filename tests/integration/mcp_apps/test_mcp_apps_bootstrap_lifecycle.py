@@ -362,6 +362,64 @@ async def test_p2_rdy_22_readiness_lost_during_bootstrap(
     )
 
 
+# --- P2-BOOT-15: the generation lost while the read is in flight ------------
+
+
+@pytest.mark.parametrize(
+    "cause",
+    [
+        InvalidationReason.SESSION_DELETED,
+        InvalidationReason.EVICTED,
+        InvalidationReason.CREDENTIAL_ROTATED,
+        InvalidationReason.SESSION_TERMINATED,
+    ],
+    ids=lambda reason: reason.value,
+)
+async def test_p2_boot_15_generation_lost_during_the_read_fails_at_activate(
+    harness: Any, cause: InvalidationReason
+) -> None:
+  """P2-BOOT-15: whatever ends the View's generation while its one read is
+  in flight (the Session's deletion revoke, an eviction, a credential
+  rotation, a server-forgotten session), ACTIVATE's re-check refuses the
+  grant: `BootstrapGenerationError(cold=True)` at ACTIVATE, the hold
+  released, nothing left reserved, and the one read did reach the server.
+  """
+  async with harness() as h:
+    sid, ev = await h.turn(("open_view", {}))
+    (call_id,) = _ids(ev)
+    hold = h.reservation(sid, call_id)
+    assert hold is not None
+    original = hold.read_resource
+    registry = h.st.registry
+
+    async def read_then_lose(uri: str, **kwargs: Any) -> Any:
+      result = await original(uri, **kwargs)
+      if cause is InvalidationReason.SESSION_DELETED:
+        # The lifecycle manager's phase-1 revoke hook.
+        lost = await registry.revoke_session(h.st.key(sid), 1)
+        assert lost == (hold.generation_id,)
+      else:
+        assert await registry.connections.invalidate(hold.generation_id, cause)
+      return result
+
+    hold.read_resource = read_then_lose
+    reads_before = len(h.connection_of(READ))
+    steps: list[BootstrapStep] = []
+    with pytest.raises(BootstrapGenerationError) as caught:
+      await h.bootstrap(sid, ev.id, call_id, observer=steps.append)
+    error = caught.value
+    assert (error.step, error.reason, error.cold) == (
+        BootstrapStep.ACTIVATE,
+        "generation_invalidated",
+        True,
+    )
+    assert steps[-1] is BootstrapStep.ACTIVATE
+    assert hold.released
+    assert hold.generation.invalidation_reason is cause
+    assert h.reservation(sid, call_id) is None
+    assert len(h.connection_of(READ)) - reads_before == 1
+
+
 # --- P2-LOOP-03 / 04: bootstrap around the synchronous Runner.run() ----------
 
 
