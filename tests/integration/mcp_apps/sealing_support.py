@@ -25,12 +25,16 @@ local-development ones.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator
 from collections.abc import AsyncIterator
 import contextlib
 import dataclasses
 import json
+import os
 from pathlib import Path
+import shutil
+import tempfile
 from typing import Any
 from typing import Awaitable
 from typing import Callable
@@ -67,10 +71,15 @@ PRINCIPAL = Principal("alice-principal")
 
 
 class ScriptedLlm(BaseLlm):
-  """Calls every `(tool, args)` of `calls` in one turn, then answers text."""
+  """Calls every `(tool, args)` of `calls` in one turn, then answers text.
+
+  `on_answer`, if set, is awaited before the answer (after the calls'
+  Event was appended): a barrier between the two model calls.
+  """
 
   model: str = "scripted"
   calls: list[tuple[str, dict[str, Any]]] = []
+  on_answer: Any = None
 
   async def generate_content_async(
       self, llm_request: LlmRequest, stream: bool = False
@@ -79,6 +88,8 @@ class ScriptedLlm(BaseLlm):
     answered = any(
         part.function_response for part in llm_request.contents[-1].parts or []
     )
+    if answered and self.on_answer is not None:
+      await self.on_answer()
     if answered:
       parts = [genai_types.Part(text="done")]
     else:
@@ -89,6 +100,50 @@ class ScriptedLlm(BaseLlm):
           for name, args in self.calls
       ]
     yield LlmResponse(content=genai_types.Content(role="model", parts=parts))
+
+
+class ServerGate:
+  """The test's side of the conformance server's `gated_view` barrier.
+
+  Start the server with `{"gate_socket": gate.path}`. Each `gated_view` call
+  connects, and its tag lands in `tags` (`entered` is set): the call is at
+  the server, in flight. Every call waiting at the gate answers once
+  `open()` is called.
+  """
+
+  def __init__(self) -> None:
+    # AF_UNIX paths are short (about 100 bytes): not under pytest's tmp_path.
+    self._dir = tempfile.mkdtemp(prefix="adk-gate-")
+    self.path = os.path.join(self._dir, "gate")
+    self.tags: list[str] = []
+    self.entered = asyncio.Event()
+    self._open = asyncio.Event()
+    self._server: Optional[asyncio.AbstractServer] = None
+
+  async def __aenter__(self) -> ServerGate:
+    self._server = await asyncio.start_unix_server(self._serve, self.path)
+    return self
+
+  async def __aexit__(self, *exc_info: object) -> None:
+    self._open.set()
+    if self._server is not None:
+      self._server.close()
+      await self._server.wait_closed()
+    shutil.rmtree(self._dir, ignore_errors=True)
+
+  async def _serve(
+      self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+  ) -> None:
+    self.tags.append((await reader.readline()).decode().strip())
+    self.entered.set()
+    await self._open.wait()
+    writer.write(b"open\n")
+    await writer.drain()
+    writer.close()
+
+  def open(self) -> None:
+    """Lets every waiting call (and every later one) answer."""
+    self._open.set()
 
 
 async def sql_profile(

@@ -38,7 +38,6 @@ the test loop once the generator is exhausted (the worker loop is closed).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
 from collections.abc import AsyncIterator
 import contextlib
 import dataclasses
@@ -68,8 +67,6 @@ from google.adk.mcp_apps.sealing.append_stage import SealFault
 from google.adk.mcp_apps.sealing.append_stage import set_fault_hook
 from google.adk.mcp_apps.sealing.resolver import GatedResultResolver
 from google.adk.mcp_apps.stores.sql_sealed_result_store import SealedRecordState
-from google.adk.models.llm_request import LlmRequest
-from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
@@ -365,24 +362,65 @@ async def test_p2_rdy_22_readiness_lost_during_bootstrap(
     )
 
 
-# --- P2-LOOP-03 / 04: bootstrap around the synchronous Runner.run() ----------
+# --- P2-BOOT-15: the generation lost while the read is in flight ------------
 
 
-class HookedLlm(ScriptedLlm):
-  """`ScriptedLlm` that awaits `on_answer` on its second (answering) call."""
+@pytest.mark.parametrize(
+    "cause",
+    [
+        InvalidationReason.SESSION_DELETED,
+        InvalidationReason.EVICTED,
+        InvalidationReason.CREDENTIAL_ROTATED,
+        InvalidationReason.SESSION_TERMINATED,
+    ],
+    ids=lambda reason: reason.value,
+)
+async def test_p2_boot_15_generation_lost_during_the_read_fails_at_activate(
+    harness: Any, cause: InvalidationReason
+) -> None:
+  """P2-BOOT-15: whatever ends the View's generation while its one read is
+  in flight (the Session's deletion revoke, an eviction, a credential
+  rotation, a server-forgotten session), ACTIVATE's re-check refuses the
+  grant: `BootstrapGenerationError(cold=True)` at ACTIVATE, the hold
+  released, nothing left reserved, and the one read did reach the server.
+  """
+  async with harness() as h:
+    sid, ev = await h.turn(("open_view", {}))
+    (call_id,) = _ids(ev)
+    hold = h.reservation(sid, call_id)
+    assert hold is not None
+    original = hold.read_resource
+    registry = h.st.registry
 
-  on_answer: Any = None
+    async def read_then_lose(uri: str, **kwargs: Any) -> Any:
+      result = await original(uri, **kwargs)
+      if cause is InvalidationReason.SESSION_DELETED:
+        # The lifecycle manager's phase-1 revoke hook.
+        lost = await registry.revoke_session(h.st.key(sid), 1)
+        assert lost == (hold.generation_id,)
+      else:
+        assert await registry.connections.invalidate(hold.generation_id, cause)
+      return result
 
-  async def generate_content_async(
-      self, llm_request: LlmRequest, stream: bool = False
-  ) -> AsyncGenerator[LlmResponse, None]:
-    answered = any(
-        part.function_response for part in llm_request.contents[-1].parts or []
+    hold.read_resource = read_then_lose
+    reads_before = len(h.connection_of(READ))
+    steps: list[BootstrapStep] = []
+    with pytest.raises(BootstrapGenerationError) as caught:
+      await h.bootstrap(sid, ev.id, call_id, observer=steps.append)
+    error = caught.value
+    assert (error.step, error.reason, error.cold) == (
+        BootstrapStep.ACTIVATE,
+        "generation_invalidated",
+        True,
     )
-    if answered and self.on_answer is not None:
-      await self.on_answer()
-    async for response in super().generate_content_async(llm_request, stream):
-      yield response
+    assert steps[-1] is BootstrapStep.ACTIVATE
+    assert hold.released
+    assert hold.generation.invalidation_reason is cause
+    assert h.reservation(sid, call_id) is None
+    assert len(h.connection_of(READ)) - reads_before == 1
+
+
+# --- P2-LOOP-03 / 04: bootstrap around the synchronous Runner.run() ----------
 
 
 def _run_sync(runner: Runner, session_id: str) -> list[Event]:
@@ -399,7 +437,7 @@ def _run_sync(runner: Runner, session_id: str) -> list[Event]:
 
 
 @contextlib.asynccontextmanager
-async def _sync_runner(h: Harness, llm: HookedLlm) -> AsyncIterator[Runner]:
+async def _sync_runner(h: Harness, llm: ScriptedLlm) -> AsyncIterator[Runner]:
   agent = LlmAgent(
       name="probe", model=llm, tools=[h.st.registry.toolset(TOOLSET)]
   )
@@ -442,7 +480,7 @@ async def test_p2_loop_03_bootstrap_on_live_run_worker_loop(
         seen["error"] = e
       seen["live_during"] = not seen["loop"].is_closed()
 
-    llm = HookedLlm(calls=[("open_view", {})], on_answer=bootstrap_on_worker)
+    llm = ScriptedLlm(calls=[("open_view", {})], on_answer=bootstrap_on_worker)
     async with _sync_runner(h, llm) as runner:
       events = await asyncio.to_thread(_run_sync, runner, sid)
 
@@ -480,7 +518,7 @@ async def test_p2_loop_04_bootstrap_after_run_generator_finished(
     async def note_loop() -> None:
       loops.append(asyncio.get_running_loop())
 
-    llm = HookedLlm(calls=[("open_view", {})], on_answer=note_loop)
+    llm = ScriptedLlm(calls=[("open_view", {})], on_answer=note_loop)
     async with _sync_runner(h, llm) as runner:
       events = await asyncio.to_thread(_run_sync, runner, sid)
       (worker_loop,) = loops

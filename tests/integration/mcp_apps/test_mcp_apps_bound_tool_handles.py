@@ -70,7 +70,10 @@ from google.adk.mcp_apps.affinity.tool_handles import TwoClassCatalog
 from google.adk.mcp_apps.affinity.tool_handles import UI_ON_CALLBACKED_ABSENT_APP_SAFE
 from google.adk.mcp_apps.binding.registry import McpAppBindingRegistry
 from google.adk.mcp_apps.binding.spec import McpToolsetSpec
+from google.adk.mcp_apps.catalog.listing import ToolListingBoundExceeded
+from google.adk.mcp_apps.catalog.listing import ToolListingBounds
 from google.adk.mcp_apps.contracts.scope import SessionKey
+from google.adk.mcp_apps.profile import HostLimits
 from google.adk.mcp_apps.profile import local_dev_profile
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
@@ -170,14 +173,16 @@ def serve(
   return start
 
 
-def _registry(served: Served, **spec: Any) -> McpAppBindingRegistry:
+def _registry(
+    served: Served, profile: Any = None, **spec: Any
+) -> McpAppBindingRegistry:
   return McpAppBindingRegistry(
       {
           TOOLSET: McpToolsetSpec(
               connection_params=served.connection_params, **spec
           )
       },
-      local_dev_profile(),
+      profile if profile is not None else local_dev_profile(),
       allow_dev_providers=True,
   )
 
@@ -425,6 +430,70 @@ def _assert_failed_closed(
       TOOLSET, talk.session_key, turn.function_call_id
   )
   assert reservation is None
+
+
+# --- P1-DISC-03 under a bound profile: one limits revision -------------------
+
+PAGED = {"page_size": 5, "generated_tools": 20}
+"""About 40 tools in pages of 5 (the conformance server's pagination)."""
+
+
+def _listing_error(error: BaseException) -> BaseException:
+  """The typed listing error a failed `get_tools` was chained from."""
+  cause: Optional[BaseException] = error
+  while cause is not None and not isinstance(cause, ToolListingBoundExceeded):
+    cause = cause.__cause__ or cause.__context__
+  assert cause is not None, f"no typed listing error under {error!r}"
+  return cause
+
+
+async def test_p1_disc_03_profile_page_bound_bounds_every_listing(
+    serve: Any,
+) -> None:
+  """P1-DISC-03 under a bound profile: the profile's page-count bound
+  (`HostLimits.discovery`) denies the catalog of a registry-bound toolset,
+  whatever bound its spec declares.
+
+  The spec asks for 1000 pages; the profile allows 3. The model catalog
+  fails with the typed page-bound error, and every listing that reached the
+  server stopped after its third page: the callbacked listing (which runs
+  first) is bounded by the profile, not by its spec, and no app-safe
+  listing ran past the bound either.
+  Control: under a profile with the default limits, a spec asking for 3
+  pages gets the whole catalog.
+  """
+  served = serve(**PAGED)
+  tight = local_dev_profile(
+      limits=HostLimits(discovery=ToolListingBounds(max_pages=3))
+  )
+  generous_spec = ToolListingBounds(max_pages=1000)
+  async with _registry(
+      served, tight, tool_listing_bounds=generous_spec
+  ) as registry:
+    async with Conversation(registry) as talk:
+      mark = served.mark()
+      with pytest.raises(ConnectionError) as failed:
+        await registry.toolset(TOOLSET).get_tools(talk.context())
+      listings = [
+          e for e in served.entries()[mark:] if e["method"] == "tools/list"
+      ]
+  cause = _listing_error(failed.value)
+  assert (cause.bound, cause.limit) == ("pages", 3)
+  # Each listing (upstream's `get_tools` retries once) starts afresh and
+  # stops at the third page; none went on to a fourth.
+  runs: list[list[Any]] = []
+  for entry in listings:
+    if entry["cursor"] is None:
+      runs.append([])
+    runs[-1].append(entry)
+  assert runs and all(len(run) == 3 for run in runs), listings
+
+  tight_spec = ToolListingBounds(max_pages=3)
+  async with _registry(served, tool_listing_bounds=tight_spec) as registry:
+    async with Conversation(registry) as talk:
+      tools = await registry.toolset(TOOLSET).get_tools(talk.context())
+  assert f"{names.GENERATED_PREFIX}0019" in {t.name for t in tools}
+  assert isinstance({t.name: t for t in tools}[names.OPEN_VIEW], AppSafeMcpTool)
 
 
 # --- P2-BTH-01, P2-BTH-03: the catalog and its handles -----------------------

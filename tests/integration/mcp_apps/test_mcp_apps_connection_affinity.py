@@ -1194,6 +1194,57 @@ async def test_p2_aff_14_other_server_id_is_denied_cross_server(
       assert _verdict(await view.followup())["verdict"] == "ok"
 
 
+async def test_p1_acat_06_view_call_to_another_configured_server_is_denied(
+    start_server: Any, tmp_path: Path
+) -> None:
+  """P1-ACAT-06 with configured server ids: a View's call naming another
+  configured server is denied CROSS_SERVER before anything is sent.
+
+  Two toolsets reach two separate server processes; each side's server id
+  is its real spec's. A View of toolset `a` calling, on server `b`, the
+  app-only `app_followup` (app-only there, as `b`'s own listing shows) or
+  the model-and-app `side_effect` and `whoami`, is denied typed; neither
+  server's request log gains a line, and `b`'s own View still reaches its
+  follow-up.
+  """
+  logs = {side: tmp_path / f"requests-{side}.jsonl" for side in "ab"}
+  specs = {
+      side: _http_spec(
+          start_server(options={"request_log_file": str(logs[side])}).url,
+          tool_name_prefix=side,
+      )
+      for side in "ab"
+  }
+  assert specs["a"].server_id != specs["b"].server_id
+  async with _registry(specs) as registry:
+    async with Conversation(
+        registry.toolset("a"), registry.toolset("b")
+    ) as conversation:
+      view = await _render(registry, conversation, "a", "a_open_view")
+      other = await _render(registry, conversation, "b", "b_open_view")
+      listed = {t.name: t for t in await other.hold.list_tools()}
+      assert listed[names.APP_FOLLOWUP].meta["ui"]["visibility"] == ["app"]
+      lines = {side: logs[side].read_text().count("\n") for side in "ab"}
+      for tool, arguments in (
+          (names.APP_FOLLOWUP, {"nonce": other.token}),
+          (names.SIDE_EFFECT, {"key": "cross"}),
+          (names.WHOAMI, {}),
+      ):
+        with pytest.raises(McpAppVisibilityError) as info:
+          await call_app_tool(
+              view.hold,
+              tool,
+              arguments,
+              view_server_id=specs["a"].server_id,
+              target_server_id=specs["b"].server_id,
+          )
+        assert info.value.reason is DenialReason.CROSS_SERVER, tool
+      assert {
+          side: logs[side].read_text().count("\n") for side in "ab"
+      } == lines
+      assert _verdict(await other.followup())["verdict"] == "ok"
+
+
 # --- P2-AFF-15, P1-DISC-02: every View operation on the bound generation ----
 
 

@@ -473,6 +473,48 @@ async def test_p2_aff_19_one_views_teardown_leaves_its_sibling_working(
     assert not sibling.errors
 
 
+RELEASED_HOLD_OPERATIONS = {
+    "check": lambda host, hold: _sync(hold.check),
+    "call_tool": lambda host, hold: hold.call_tool(names.WHOAMI, {}),
+    "list_tools": lambda host, hold: hold.list_tools(),
+    "read_resource": lambda host, hold: hold.read_resource(names.VIEW_URI),
+    "execute": lambda host, hold: hold.execute(
+        lambda session: session.call_tool(names.WHOAMI, {}), "whoami"
+    ),
+    "app_call": lambda host, hold: host.followup(hold, "any-nonce"),
+}
+"""Every operation a View's hold offers, as `(host, hold) -> awaitable`."""
+
+
+async def _sync(check: Any) -> None:
+  check()
+
+
+@pytest.mark.parametrize("operation", sorted(RELEASED_HOLD_OPERATIONS))
+async def test_p2_aff_19_a_released_hold_refuses_every_operation(
+    mcp_apps: Any, clock: Clock, operation: str
+) -> None:
+  """P2-AFF-19: a torn-down View's released hold refuses each operation with
+  `HoldReleasedError` (its generation still live, held by the sibling), and
+  the refusal leaves the sibling's reference and connection untouched."""
+  del clock
+  registry = _registry(_stdio_spec(mcp_apps), max_lifetime_seconds=100_000)
+  async with _host(registry) as host:
+    session = await host.session()
+    first = await host.open_view(session)
+    second = await host.open_view(session)
+    generation = first.generation
+    assert second.generation is generation
+    first.hold.release()
+
+    with pytest.raises(HoldReleasedError):
+      await RELEASED_HOLD_OPERATIONS[operation](host, first.hold)
+
+    assert generation.state is GenerationState.LIVE
+    assert generation.holders == 1
+    assert (await host.followup(second.hold, second.nonce))["verdict"] == "ok"
+
+
 # --- P2-AFF-20 ---------------------------------------------------------------
 
 

@@ -12,12 +12,17 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The durable sealed-result store on SQLite and a real PostgreSQL.
+"""Every sealed-result store under one contract suite, and the SQL store's own.
 
 Store-level proofs of conformance cases P2-SRS-01, 02, 06, 07, 09, 11..17,
-21, 23 and the persistence-compatibility family 24..28. Every store case
-runs on both backends (a SQLite file, and a throw-away PostgreSQL 15 from
-`postgres_server`) with a fresh database per test. Time is explicit (GC
+21, 23 and the persistence-compatibility family 24..28. The contract cases
+(scoping, record ids, the store-private digest against tampered bytes,
+immutable create, GC and the cascade) run on every implementation: the
+local-development store and the SQL store on a SQLite file and on a
+throw-away PostgreSQL 15 from `postgres_server`, each with a fresh store
+(and database) per test. The SQL store's own cases (reference tracking,
+restarts, concurrency, namespaces) run on both SQL backends. Time is
+explicit (GC
 takes `now`; creation stamps come from a fake clock), so nothing sleeps;
 races are forced with barriers. A "crash" or "restart" is a new store
 object on the same database; the PostgreSQL crash test also kills the
@@ -38,6 +43,7 @@ from __future__ import annotations
 import asyncio
 import base64
 from collections.abc import AsyncIterator
+from collections.abc import Awaitable
 from collections.abc import Callable
 from collections.abc import Iterator
 import dataclasses
@@ -132,6 +138,87 @@ def db_url(new_db_url: Callable[[], str]) -> str:
 StoreFactory = Callable[..., SqlSealedResultStore]
 
 
+@dataclasses.dataclass
+class Contract:
+  """One `SealedResultStore` implementation under the contract suite.
+
+  Attributes:
+    store: The store.
+    count: How many records it holds.
+    raw: A record's stored bytes and digest, as the implementation keeps
+      them (for before/after comparisons).
+    tamper: Overwrites one stored part of a record (`sealed_result`,
+      `refresh_record` or `digest`) behind the store's back, as a disk or
+      memory corruption would.
+  """
+
+  store: SealedResultStore
+  count: Callable[[], Awaitable[int]]
+  raw: Callable[[str], Awaitable[Any]]
+  tamper: Callable[[str, str, Optional[bytes]], Awaitable[None]]
+
+
+def _dev_contract(store: LocalDevSealedResultStore) -> Contract:
+  rows = store._rows  # pylint: disable=protected-access
+
+  async def count() -> int:
+    return len(rows)
+
+  async def raw(record_id: str) -> Any:
+    row = rows[record_id]
+    return (row.envelope, row.digest)
+
+  async def tamper(record_id: str, part: str, value: Optional[bytes]) -> None:
+    row = rows[record_id]
+    if part == 'digest':
+      assert value is not None
+      row.digest = value
+    else:
+      row.envelope = dataclasses.replace(row.envelope, **{part: value})
+
+  return Contract(store, count, raw, tamper)
+
+
+def _sql_contract(store: SqlSealedResultStore) -> Contract:
+  async def tamper(record_id: str, part: str, value: Optional[bytes]) -> None:
+    async with store.engine.begin() as conn:
+      await conn.execute(
+          text(f'UPDATE {TABLE_NAME} SET {part} = :v WHERE record_id = :rid'),
+          {'v': value, 'rid': record_id},
+      )
+
+  return Contract(
+      store,
+      lambda: row_count(store),
+      lambda record_id: stored_bytes(store, record_id),
+      tamper,
+  )
+
+
+@pytest.fixture(params=['dev', 'sqlite', 'postgresql'])
+async def contract(
+    request: pytest.FixtureRequest, tmp_path: Any
+) -> AsyncIterator[Contract]:
+  """A fresh store of each implementation (and a fresh database)."""
+  if request.param == 'dev':
+    yield _dev_contract(LocalDevSealedResultStore())
+    return
+  server: Optional[PostgresServer] = None
+  if request.param == 'sqlite':
+    url = f'sqlite+aiosqlite:///{tmp_path / "contract.db"}'
+  else:
+    server = request.getfixturevalue('pg_server')
+    url = server.create_database()
+  store = SqlSealedResultStore(url, clock=FakeClock())
+  await store.open()
+  try:
+    yield _sql_contract(store)
+  finally:
+    await store.aclose()
+    if server is not None:
+      server.drop_database(url.rsplit('/', 1)[1])
+
+
 @pytest.fixture
 async def make_store(db_url: str) -> AsyncIterator[StoreFactory]:
   """Builds stores (workers, restarts) on the test's database."""
@@ -172,8 +259,27 @@ def referenced_by(*refs: SealedResultRef) -> IsReferenced:
 NOTHING_REFERENCED = referenced_by()
 
 
+def event_check(
+    by_event: SealedResultRef, raising: SealedResultRef, asked: list[str]
+) -> IsReferenced:
+  """An `is_referenced` for `SCOPE`: yes for `by_event`, an error for
+  `raising` (the Session service is down), no otherwise; every record it
+  is asked about is appended to `asked`."""
+
+  async def is_referenced(
+      scope: SealedRecordScope, ref: SealedResultRef
+  ) -> bool:
+    assert scope == SCOPE
+    asked.append(ref.record_id)
+    if ref == raising:
+      raise RuntimeError('session service unavailable')
+    return ref == by_event
+
+  return is_referenced
+
+
 async def create(
-    store: SqlSealedResultStore,
+    store: SealedResultStore,
     instance: str,
     *,
     scope: SealedRecordScope = SCOPE,
@@ -263,14 +369,16 @@ def test_in_memory_sqlite_is_refused() -> None:
     ],
 )
 async def test_srs01_tenant_mismatch_fails_typed(
-    store: SqlSealedResultStore, wrong: SealedRecordScope
+    contract: Contract, wrong: SealedRecordScope
 ) -> None:
+  store = contract.store
   ref = await create(store, 'op-1')
 
   with pytest.raises(SealedResultNotFoundError):
     await store.resolve(wrong, ref)
-  with pytest.raises(SealedResultNotFoundError):
-    await store.mark_referenced(wrong, ref)
+  if isinstance(store, ReferenceTrackingSealedResultStore):
+    with pytest.raises(SealedResultNotFoundError):
+      await store.mark_referenced(wrong, ref)
   # The same error as an unknown id: no oracle for other tenants' records.
   with pytest.raises(SealedResultNotFoundError):
     await store.resolve(SCOPE, SealedResultRef('no-such-record'))
@@ -278,8 +386,9 @@ async def test_srs01_tenant_mismatch_fails_typed(
 
 
 async def test_srs02_incarnation_mismatch_fails_typed(
-    store: SqlSealedResultStore,
+    contract: Contract,
 ) -> None:
+  store = contract.store
   ref = await create(store, 'op-1')
   next_incarnation = dataclasses.replace(SCOPE, incarnation=2)
 
@@ -301,8 +410,9 @@ async def test_srs02_incarnation_mismatch_fails_typed(
     ],
 )
 async def test_srs03_store_part_event_and_call_mismatch_fails_typed(
-    store: SqlSealedResultStore, wrong: SealedRecordScope
+    contract: Contract, wrong: SealedRecordScope
 ) -> None:
+  store = contract.store
   ref = await create(store, 'op-1')
 
   with pytest.raises(SealedResultNotFoundError):
@@ -315,8 +425,9 @@ async def test_srs03_store_part_event_and_call_mismatch_fails_typed(
 
 
 async def test_srs06_record_id_random_opaque_unlinked(
-    store: SqlSealedResultStore,
+    contract: Contract,
 ) -> None:
+  store = contract.store
   refs = [await create(store, f'op-{i}') for i in range(20)]
   ids = [r.record_id for r in refs]
 
@@ -333,7 +444,7 @@ async def test_srs06_record_id_random_opaque_unlinked(
 
 
 @pytest.mark.parametrize(
-    'column,value',
+    'part,value',
     [
         pytest.param(
             'sealed_result', b'{"content":[{"text":"41"}]}', id='result'
@@ -344,17 +455,24 @@ async def test_srs06_record_id_random_opaque_unlinked(
     ],
 )
 async def test_srs07_tampered_bytes_fail_typed_corrupt(
-    store: SqlSealedResultStore, column: str, value: Optional[bytes]
+    contract: Contract, part: str, value: Optional[bytes]
 ) -> None:
+  store = contract.store
   ref = await create(store, 'op-1')
-  async with store.engine.begin() as conn:
-    await conn.execute(
-        text(f'UPDATE {TABLE_NAME} SET {column} = :v WHERE record_id = :rid'),
-        {'v': value, 'rid': ref.record_id},
-    )
+  untouched = await create(
+      store, 'op-2', scope=dataclasses.replace(SCOPE, function_call_id='c2')
+  )
+  await contract.tamper(ref.record_id, part, value)
 
   with pytest.raises(SealedResultCorruptError):
     await store.resolve(SCOPE, ref)
+  # Only the tampered record is refused; nothing is released from it.
+  assert (
+      await store.resolve(
+          dataclasses.replace(SCOPE, function_call_id='c2'), untouched
+      )
+      == ENVELOPE
+  )
 
 
 async def test_srs07_digest_stays_private(store: SqlSealedResultStore) -> None:
@@ -371,29 +489,31 @@ async def test_srs07_digest_stays_private(store: SqlSealedResultStore) -> None:
 
 
 async def test_srs09_identical_calls_get_independent_records(
-    store: SqlSealedResultStore,
+    contract: Contract,
 ) -> None:
+  store = contract.store
   first = await create(store, 'op-first')
   second = await create(store, 'op-second')  # same tool, args and bytes
 
   assert first != second
   assert await store.resolve(SCOPE, first) == ENVELOPE
   assert await store.resolve(SCOPE, second) == ENVELOPE
-  assert await row_count(store) == 2
+  assert await contract.count() == 2
 
 
 # -- P2-SRS-11 / 12: immutable create ----------------------------------------
 
 
 async def test_srs11_same_instance_same_bytes_is_idempotent(
-    store: SqlSealedResultStore,
+    contract: Contract,
 ) -> None:
+  store = contract.store
   ref = await create(store, 'op-1')
 
   again = await create(store, 'op-1', expires_at=T0 + 2 * TTL)
 
   assert again == ref
-  assert await row_count(store) == 1
+  assert await contract.count() == 1
   assert await store.resolve(SCOPE, ref) == ENVELOPE
 
 
@@ -417,10 +537,11 @@ async def test_srs11_concurrent_same_instance_creates_make_one_record(
 
 
 async def test_srs12_same_instance_different_bytes_conflicts(
-    store: SqlSealedResultStore,
+    contract: Contract,
 ) -> None:
+  store = contract.store
   ref = await create(store, 'op-1')
-  before = await stored_bytes(store, ref.record_id)
+  before = await contract.raw(ref.record_id)
 
   with pytest.raises(SealedResultConflictError):
     await create(store, 'op-1', envelope=OTHER_ENVELOPE)
@@ -431,8 +552,8 @@ async def test_srs12_same_instance_different_bytes_conflicts(
   with pytest.raises(SealedResultConflictError):
     await create(store, 'op-1', scope=dataclasses.replace(SCOPE, event_id='e2'))
 
-  assert await stored_bytes(store, ref.record_id) == before
-  assert await row_count(store) == 1
+  assert await contract.raw(ref.record_id) == before
+  assert await contract.count() == 1
   assert await store.resolve(SCOPE, ref) == ENVELOPE
 
 
@@ -571,8 +692,9 @@ async def test_srs15_retry_before_gc_finds_pending_record(
 
 
 async def test_srs16_retry_after_gc_creates_fresh_record(
-    store: SqlSealedResultStore,
+    contract: Contract,
 ) -> None:
+  store = contract.store
   old = await create(store, 'op-1')
   assert (
       await store.collect_garbage(
@@ -587,10 +709,31 @@ async def test_srs16_retry_after_gc_creates_fresh_record(
   assert await store.resolve(SCOPE, fresh) == ENVELOPE
   with pytest.raises(SealedResultNotFoundError):
     await store.resolve(SCOPE, old)
-  assert await row_count(store) == 1
+  assert await contract.count() == 1
 
 
 # -- P2-SRS-17: what GC may collect ------------------------------------------
+
+
+async def test_srs17_gc_deletes_only_expired_records_no_event_references(
+    contract: Contract,
+) -> None:
+  store = contract.store
+  now = T0 + TTL
+  eligible = await create(store, 'op-eligible')
+  not_expired = await create(store, 'op-fresh', expires_at=now + 1)
+  by_event = await create(store, 'op-by-event')
+  check_raises = await create(store, 'op-check-raises')
+  asked: list[str] = []
+  is_referenced = event_check(by_event, check_raises, asked)
+
+  assert await store.collect_garbage(now=now, is_referenced=is_referenced) == 1
+  with pytest.raises(SealedResultNotFoundError):
+    await store.resolve(SCOPE, eligible)
+  for kept in (not_expired, by_event, check_raises):
+    assert await store.resolve(SCOPE, kept) == ENVELOPE
+  assert not_expired.record_id not in asked  # Unexpired: never even asked.
+  assert await contract.count() == 3
 
 
 async def test_srs17_gc_deletes_only_expired_unreferenced_pending(
@@ -606,15 +749,7 @@ async def test_srs17_gc_deletes_only_expired_unreferenced_pending(
   check_raises = await create(store, 'op-check-raises')
   active_raises = await create(store, 'op-active-raises')
   asked: list[str] = []
-
-  async def is_referenced(
-      scope: SealedRecordScope, ref: SealedResultRef
-  ) -> bool:
-    assert scope == SCOPE
-    asked.append(ref.record_id)
-    if ref == check_raises:
-      raise RuntimeError('session service unavailable')
-    return ref == by_event
+  is_referenced = event_check(by_event, check_raises, asked)
 
   async def is_active_operation(instance: str) -> bool:
     if instance == 'op-active-raises':
@@ -671,15 +806,17 @@ async def test_srs17_mark_referenced_during_gc_wins(
 
 
 async def test_srs21_cascade_removes_every_record_of_the_incarnation(
-    store: SqlSealedResultStore,
+    contract: Contract,
 ) -> None:
+  store = contract.store
   doomed = [
       await create(store, 'op-a'),
       await create(
           store, 'op-b', scope=dataclasses.replace(SCOPE, event_id='event-2')
       ),
   ]
-  await store.mark_referenced(SCOPE, doomed[0])
+  if isinstance(store, ReferenceTrackingSealedResultStore):
+    await store.mark_referenced(SCOPE, doomed[0])  # Committed goes too.
   next_incarnation = dataclasses.replace(SCOPE, incarnation=2)
   kept_next = await create(store, 'op-c', scope=next_incarnation)
   other_session = dataclasses.replace(
@@ -698,7 +835,7 @@ async def test_srs21_cascade_removes_every_record_of_the_incarnation(
     )
   assert await store.resolve(next_incarnation, kept_next) == ENVELOPE
   assert await store.resolve(other_session, kept_other) == ENVELOPE
-  assert await row_count(store) == 2
+  assert await contract.count() == 2
 
 
 # -- P2-SRS-23: namespace mismatch -------------------------------------------

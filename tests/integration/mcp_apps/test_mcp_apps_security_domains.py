@@ -62,6 +62,7 @@ from google.adk.mcp_apps.affinity.errors import GenerationInvalidatedError
 from google.adk.mcp_apps.affinity.errors import InvalidationReason
 from google.adk.mcp_apps.affinity.errors import SharingNotDeclaredError
 from google.adk.mcp_apps.affinity.errors import StaleToolHandleError
+from google.adk.mcp_apps.affinity.generations import ConnectionEra
 from google.adk.mcp_apps.affinity.generations import ConnectionGeneration
 from google.adk.mcp_apps.affinity.generations import GenerationHold
 from google.adk.mcp_apps.affinity.generations import GenerationState
@@ -100,6 +101,7 @@ SECURITY_DOMAIN_LABEL = b"adk-mcp-apps/security-domain/v1"
 SESSION_SCOPE_LABEL = b"adk-mcp-apps/session-scope/v1"
 CREDENTIAL_LABEL = b"adk-mcp-apps/credential-context/v1"
 TRANSPORTS = ["stdio", "legacy_http"]
+MODERN_FLAG = "ADK_ENABLE_MCP_MODERN_PROTOCOL"
 
 
 # --- Helpers -----------------------------------------------------------------
@@ -599,6 +601,43 @@ async def test_p2_sec_03_security_domain_is_an_hmac_of_the_principal(
     assert not leaks, leaks
 
 
+@pytest.mark.parametrize("kind", ["per-session", "shared", "shared-modern"])
+async def test_p2_sec_03_every_generation_refuses_another_security_domain(
+    kind: str,
+    mcp_apps: Any,
+    modern_http_server: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+  """P2-SEC-03 at admission: whatever a generation's sharing (one Session's
+  legacy generation; a legacy one shared across Sessions by the profile's
+  opt-in; a sessionless modern one shared the same way), a caller of
+  another security domain is refused by the domain check itself, even
+  presenting the generation's own Session scope and handle contract,
+  while the generation's own domain is admitted."""
+  if kind == "shared-modern":
+    monkeypatch.setenv(MODERN_FLAG, "1")
+    spec = _http_spec(modern_http_server.url)
+  else:
+    monkeypatch.delenv(MODERN_FLAG, raising=False)
+    spec = _stdio_spec(mcp_apps)
+  profile = local_dev_profile() if kind == "per-session" else _sharing_profile()
+  key = profile.key_provider.active_key()
+  async with _host(_registry(spec, profile)) as host:
+    view = await host.open_view(await host.session("u"), Principal("alice"))
+    generation, own = view.generation, view.generation.key
+    assert (own.session_scope is None) is (kind != "per-session")
+    assert (generation.era is ConnectionEra.MODERN) is (kind == "shared-modern")
+    generation.check_admission(own.security_domain, own.session_scope, CONTRACT)
+    for someone in ("bob", "alice@another-idp"):
+      domain = _digest(
+          key.key_id, key.secret, SECURITY_DOMAIN_LABEL, ["principal", someone]
+      )
+      with pytest.raises(GenerationAdmissionError) as info:
+        generation.check_admission(domain, own.session_scope, CONTRACT)
+      assert not isinstance(info.value, SharingNotDeclaredError)
+      assert "another security domain" in str(info.value)
+
+
 # --- P2-SEC-04 / P2-SEC-05 -------------------------------------------------------
 
 
@@ -876,10 +915,18 @@ async def test_p2_sec_10_no_stateful_generation_is_shared_without_opt_in(
       assert len({answer["pid"] for answer in own}) == len(views)
     for holder, caller in itertools.permutations(views, 2):
       key = caller.generation.key
-      with pytest.raises(GenerationAdmissionError):
+      with pytest.raises(GenerationAdmissionError) as info:
         holder.generation.check_admission(
             key.security_domain, key.session_scope, None
         )
+      # Another principal is refused by the domain check itself; the same
+      # principal's other Session by the Session-scope check.
+      other_domain = (
+          key.security_domain != holder.generation.key.security_domain
+      )
+      assert isinstance(info.value, SharingNotDeclaredError) is not (
+          other_domain
+      ), (holder.session, caller.session)
   assert mcp_apps.child_pids() == before
 
 

@@ -27,12 +27,18 @@ lifecycle operation with a fault hook that SIGKILLs its own process at the
 named point; the test then builds fresh store and service objects on the
 same databases and asserts recovery, resumption, and that nothing was lost
 or duplicated.
+
+P2-SLS-44 and 45 run on the Runner's own append path: a real Runner turn
+over a profile-bound registry and the stdio conformance server, whose UI
+call (`gated_view`) or model answer is held at a barrier while another
+manager deletes and recreates the Session.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+import contextlib
 import dataclasses
 import json
 import os
@@ -71,13 +77,22 @@ from google.adk.mcp_apps.lifecycle.fenced_creation import FenceState
 from google.adk.mcp_apps.profile.host_profile import McpAppsHostProfile
 from google.adk.mcp_apps.profile.readiness import persistence_compatibility_reasons
 from google.adk.mcp_apps.profile.readiness import Problem
+from google.adk.mcp_apps.sealing.result_sealer import PENDING_SEALS
 from google.adk.mcp_apps.stores.sql_sealed_result_store import SqlSealedResultStore
+from google.adk.mcp_apps.stores.sql_sealed_result_store import TABLE_NAME as SEALED_TABLE
 from google.adk.mcp_apps.stores.sql_session_lifecycle_store import SessionLifecycleStoreIncompatibleError
 from google.adk.mcp_apps.stores.sql_session_lifecycle_store import SqlSessionLifecycleStore
 from google.adk.sessions.database_session_service import DatabaseSessionService
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
+from google.adk.tools.mcp_tool import StdioConnectionParams
 from google.genai import types
+from mcp_apps_conformance_server import names
 import pytest
+from sealing_support import bound_stack
+from sealing_support import BoundStack
+from sealing_support import close_profile
+from sealing_support import ServerGate
+from sealing_support import sql_profile
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -87,6 +102,7 @@ KEY = SessionKey('app', 'alice', 'session-1')
 PARTICIPANTS = ('sealed_results', 'registers', 'idempotency', 'host_state')
 TEST_TABLE = 'lifecycle_test_journal'
 SEAL_SCOPE_EVENT = 'event-1'
+RUNTIME_TIMEOUT = 60.0
 
 
 # -- environment ----------------------------------------------------------------
@@ -898,28 +914,27 @@ async def test_sls21_43_recreation_is_clean_next_incarnation(world: World):
   del session, fresh
 
 
-@pytest.mark.parametrize(
-    'case,purpose',
-    [
-        ('P2-SLS-22', 'lease'),
-        ('P2-SLS-23', 'permit'),
-        ('P2-SLS-24', 'token'),
-        ('P2-SLS-25', 'sidecar record'),
-        ('P2-SLS-26', 'resolver request'),
-    ],
-)
-async def test_sls22_26_old_incarnation_work_fails_typed(
-    world: World, case: str, purpose: str
+async def test_require_incarnation_refuses_an_ended_incarnation(
+    world: World,
 ):
-  """P2-SLS-22..26: old-incarnation lease/permit/token/record/resolver fail."""
+  """The check itself: work tied to incarnation 1 is refused once the
+  Session is `DELETED(1)`, and again once it is `ACTIVE(2)`; incarnation 2
+  passes. (Which runtime paths call it: `lifecycle.manager`.)"""
   await world.manager.create(KEY)
-  await world.manager.require_incarnation(KEY, 1, purpose=purpose)
+  await world.manager.require_incarnation(KEY, 1, purpose='work')
   await world.manager.delete(KEY)
+  with pytest.raises(StaleIncarnationError) as caught:
+    await world.manager.require_incarnation(KEY, 1, purpose='work')
+  assert (caught.value.state, caught.value.current) == (
+      LifecycleState.DELETED,
+      1,
+  )
   await world.manager.create(KEY)
   with pytest.raises(StaleIncarnationError) as caught:
-    await world.manager.require_incarnation(KEY, 1, purpose=purpose)
+    await world.manager.require_incarnation(KEY, 1, purpose='work')
   assert (caught.value.presented, caught.value.current) == (1, 2)
-  assert caught.value.purpose == purpose, case
+  assert caught.value.purpose == 'work'
+  await world.manager.require_incarnation(KEY, 2, purpose='work')
 
 
 async def test_sls27_deleting_denies_new_admission(world: World):
@@ -1006,38 +1021,182 @@ async def test_sls36_recreate_racing_deletion_completion(world: World):
   await racer.close()
 
 
-async def test_sls44_late_remote_result_fails_and_is_not_appended(
+# -- P2-SLS-44 / 45 on the Runner's own append path -----------------------------
+
+
+@contextlib.asynccontextmanager
+async def runtime(
+    env: Env, mcp_apps: Any, **server_options: Any
+) -> AsyncIterator[tuple[BoundStack, SessionLifecycleManager]]:
+  """A Runner over the conformance server, bound to SQL stores on `env`.
+
+  The manager that deletes and recreates Sessions shares the databases but
+  not this process's registry (as when another replica deletes): nothing
+  revokes the in-flight call's connection, so its result does arrive.
+  """
+  profile = await sql_profile(env.store_url)
+  service = _session_service(env)
+  manager = SessionLifecycleManager(
+      profile.session_lifecycle_store,
+      service,
+      participants=[SealedStoreParticipant(profile.sealed_result_store)],
+  )
+  params = StdioConnectionParams(
+      server_params=mcp_apps.stdio_parameters(server_options),
+      timeout=RUNTIME_TIMEOUT,
+  )
+  try:
+    async with bound_stack(
+        params, session_service=service, profile=profile
+    ) as stack:
+      yield stack, manager
+  finally:
+    await close_profile(profile)
+    await service.close()
+
+
+async def sealed_record_count(store_url: str) -> int:
+  """Every sealed record in the profile's store, of any incarnation."""
+  engine = create_async_engine(store_url)
+  try:
+    async with engine.connect() as conn:
+      return int(
+          (
+              await conn.execute(text(f'SELECT COUNT(*) FROM {SEALED_TABLE}'))
+          ).scalar_one()
+      )
+  finally:
+    await engine.dispose()
+
+
+@pytest.mark.parametrize(
+    'recreate', [True, False], ids=['recreated', 'deleted']
+)
+async def test_sls44_late_result_of_an_ended_incarnation_is_never_appended(
+    env: Env, mcp_apps: Any, recreate: bool
+):
+  """P2-SLS-44: a real UI call of incarnation 1 returns after the Session
+  was deleted (and recreated as incarnation 2): the Runner's append fails
+  with `StaleIncarnationError`, and nothing reaches either incarnation.
+
+  The call is held at the conformance server's gate (`gated_view`) until
+  the Session is gone; then the server answers, the tool seals the result,
+  and the Runner appends the function-response Event through the append
+  stage, which compares the invocation's pinned incarnation with the
+  Session's record before writing anything.
+  """
+  async with ServerGate() as gate:
+    async with runtime(env, mcp_apps, gate_socket=gate.path) as (
+        stack,
+        manager,
+    ):
+      key = stack.key('late-result')
+      _, record = await manager.create(key)
+      assert record.incarnation == 1
+      turn = asyncio.create_task(
+          stack.turn(key.session_id, (names.GATED_VIEW, {'tag': 'late'}))
+      )
+      await asyncio.wait_for(gate.entered.wait(), RUNTIME_TIMEOUT)
+      assert gate.tags == ['late'] and not turn.done()
+
+      await manager.delete(key)
+      if recreate:
+        _, again = await manager.create(key)
+        assert again.incarnation == 2
+      gate.open()
+      with pytest.raises(StaleIncarnationError) as caught:
+        await asyncio.wait_for(turn, RUNTIME_TIMEOUT)
+
+      error = caught.value
+      assert (error.presented, error.purpose) == (1, 'late result')
+      expected = (
+          (LifecycleState.ACTIVE, 2)
+          if recreate
+          else (LifecycleState.DELETED, 1)
+      )
+      assert (error.state, error.current) == expected
+      stored = await stack.session_service.get_session(
+          app_name=key.app_name,
+          user_id=key.user_id,
+          session_id=key.session_id,
+      )
+      if recreate:
+        assert stored is not None and stored.events == []
+      else:
+        assert stored is None
+      # No envelope was written for the late result, in any incarnation,
+      # and its pending seal is gone.
+      assert await sealed_record_count(env.store_url) == 0
+      assert len(PENDING_SEALS) == 0
+
+
+async def test_sls45_late_append_of_an_ended_incarnation_fails_typed(
+    env: Env, mcp_apps: Any
+):
+  """P2-SLS-45: the model's answer of an invocation of incarnation 1 comes
+  after the Session was recreated: the Runner's append of it fails with
+  `StaleIncarnationError` and incarnation 2 stays empty.
+
+  The UI call's Event was appended (and sealed) while incarnation 1 was
+  `ACTIVE`; the model's second call waits at a barrier while the Session is
+  deleted and recreated, then answers with text, which carries no seal.
+  """
+  reached, release = asyncio.Event(), asyncio.Event()
+
+  async def hold_the_answer() -> None:
+    reached.set()
+    await release.wait()
+
+  async with runtime(env, mcp_apps) as (stack, manager):
+    key = stack.key('late-append')
+    await manager.create(key)
+    stack.llm.on_answer = hold_the_answer
+    turn = asyncio.create_task(
+        stack.turn(key.session_id, (names.UI_RESULT, {'label': 'x'}))
+    )
+    await asyncio.wait_for(reached.wait(), RUNTIME_TIMEOUT)
+    assert await sealed_record_count(env.store_url) == 1
+
+    await manager.delete(key)
+    _, again = await manager.create(key)
+    assert again.incarnation == 2
+    release.set()
+    with pytest.raises(StaleIncarnationError) as caught:
+      await asyncio.wait_for(turn, RUNTIME_TIMEOUT)
+
+    error = caught.value
+    assert (error.presented, error.current, error.purpose) == (1, 2, 'append')
+    stored = await stack.session_service.get_session(
+        app_name=key.app_name, user_id=key.user_id, session_id=key.session_id
+    )
+    assert stored is not None and stored.events == []
+    assert await sealed_record_count(env.store_url) == 0  # Cascade-deleted.
+
+
+async def test_manager_append_event_refuses_an_ended_incarnation(
     world: World,
 ):
-  """P2-SLS-44: a late result of incarnation 1 fails typed; nothing appended."""
-  old, _ = await world.manager.create(KEY)
-  await world.manager.delete(KEY)
-  await world.manager.create(KEY)
-  late = Event(author='tool', invocation_id='late-result')
-  with pytest.raises(StaleIncarnationError):
-    await world.manager.append_event(old, late, incarnation=1)
-  stored = await world.service.get_session(
-      app_name='app', user_id='alice', session_id='session-1'
-  )
-  assert stored.events == []
-
-
-async def test_sls45_late_append_from_old_incarnation_fails(world: World):
-  """P2-SLS-45: a late append tied to incarnation 1 fails with a typed error."""
+  """`SessionLifecycleManager.append_event` (a host's own appends) appends
+  only under the `ACTIVE` incarnation it names."""
   old, _ = await world.manager.create(KEY)
   await world.manager.append_event(
       old, Event(author='user', invocation_id='i1'), incarnation=1
   )
   await world.manager.delete(KEY)
   new, _ = await world.manager.create(KEY)
-  with pytest.raises(StaleIncarnationError) as caught:
-    await world.manager.append_event(
-        new, Event(author='user', invocation_id='late'), incarnation=1
-    )
-  assert caught.value.purpose == 'append'
+  for session in (old, new):
+    with pytest.raises(StaleIncarnationError) as caught:
+      await world.manager.append_event(
+          session, Event(author='user', invocation_id='late'), incarnation=1
+      )
+    assert caught.value.purpose == 'append'
   await world.manager.append_event(
       new, Event(author='user', invocation_id='ok'), incarnation=2
   )
+  stored = await world.service.get_session(
+      app_name='app', user_id='alice', session_id='session-1'
+  )
+  assert [e.invocation_id for e in stored.events] == ['ok']
 
 
 async def test_sls46_old_sealed_reference_vs_new_incarnation(world: World):

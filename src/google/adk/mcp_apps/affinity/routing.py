@@ -72,7 +72,9 @@ from ..contracts.principal_resolver import Principal
 from ..contracts.scope import SessionKey
 from ..descriptor.widget_descriptor import WidgetCorrelation
 from ..errors import McpAppVisibilityError
-from ..lifecycle.adoption import scope_incarnation
+from ..lifecycle.adoption import touch_record
+from ..lifecycle.invocation_incarnation import pin_incarnation
+from ..lifecycle.invocation_incarnation import pinned_incarnation
 from ..sealing.result_sealer import prepare_seal
 from ..sealing.result_sealer import SealingUnavailableError
 from ..sealing.result_sealer import SealRequest
@@ -225,6 +227,12 @@ def session_key_of(context: Any) -> Optional[SessionKey]:
   return SessionKey(session.app_name, session.user_id, session.id)
 
 
+def invocation_session_of(context: Any) -> Optional[Any]:
+  """The Session object of an ADK context's invocation, or None."""
+  invocation = getattr(context, '_invocation_context', None)
+  return getattr(invocation, 'session', None)
+
+
 def session_service_of(context: Any) -> Optional[Any]:
   """The Session service of an ADK context, or None outside an invocation."""
   invocation = getattr(context, '_invocation_context', None)
@@ -293,6 +301,7 @@ class AppSafeToolRouting:
       session: Optional[SessionKey],
       headers: Optional[dict[str, str]],
       session_service: Optional[Any] = None,
+      invocation_session: Optional[Any] = None,
   ) -> GenerationKey:
     """The generation key of a caller's context.
 
@@ -301,6 +310,9 @@ class AppSafeToolRouting:
       headers: The call's merged auth and provider headers.
       session_service: The Session's service, for the lazy adoption of a
         Session without a lifecycle record (its first app-enabled touch).
+      invocation_session: The caller's invocation's Session object; its
+        first touch pins the incarnation the invocation works in
+        (`lifecycle.invocation_incarnation`).
 
     Returns:
       The key: configured ids and opaque digests only.
@@ -317,11 +329,15 @@ class AppSafeToolRouting:
     if session is None:
       scope: Optional[str] = domains.unattributed_scope(key)
     elif self._profile.connection_affinity.session_incarnation_keying:
-      store = self._profile.session_lifecycle_store
-      assert store is not None  # A bound profile has one (readiness).
-      incarnation = await scope_incarnation(store, session, session_service)
+      incarnation = await self._touch(
+          session, session_service, invocation_session
+      )
       scope = domains.session_scope(key, session, incarnation).digest
     else:
+      if invocation_session is not None and (
+          pinned_incarnation(invocation_session) is None
+      ):
+        await self._touch(session, session_service, invocation_session)
       scope = None
     return GenerationKey(
         toolset_id=self.toolset_id,
@@ -331,6 +347,20 @@ class AppSafeToolRouting:
         session_scope=scope,
         credential_context=domains.credential_context(key, headers),
     )
+
+  async def _touch(
+      self,
+      session: SessionKey,
+      session_service: Optional[Any],
+      invocation_session: Optional[Any],
+  ) -> int:
+    """Adopts on first touch, pins the invocation; the incarnation."""
+    store = self._profile.session_lifecycle_store
+    assert store is not None  # A bound profile has one (readiness).
+    record = await touch_record(store, session, session_service)
+    if invocation_session is not None:
+      pin_incarnation(invocation_session, record, store)
+    return record.incarnation
 
   def _connection(
       self, headers: Optional[dict[str, str]]
@@ -348,10 +378,13 @@ class AppSafeToolRouting:
       headers: Optional[dict[str, str]],
       kind: HoldKind = HoldKind.OPERATION,
       session_service: Optional[Any] = None,
+      invocation_session: Optional[Any] = None,
   ) -> tuple[GenerationKey, GenerationHold]:
     """Holds the caller's app-safe generation, opening it if needed."""
     self._admission_check()
-    key = await self.generation_key(session, headers, session_service)
+    key = await self.generation_key(
+        session, headers, session_service, invocation_session
+    )
     hold = await self.pool.acquire(key, self._connection(headers), kind)
     return key, hold
 
@@ -376,6 +409,7 @@ class AppSafeToolRouting:
         session_key_of(readonly_context),
         headers,
         session_service=session_service_of(readonly_context),
+        invocation_session=invocation_session_of(readonly_context),
     )
     try:
       app_safe_tools = await hold.list_tools(self.bounds)
@@ -405,6 +439,7 @@ class AppSafeToolRouting:
         session_key_of(readonly_context),
         headers,
         session_service=session_service_of(readonly_context),
+        invocation_session=invocation_session_of(readonly_context),
     )
     try:
       return await hold.execute(operation, what)
@@ -442,6 +477,7 @@ class _InitialCall:
         self.session,
         headers,
         session_service=session_service_of(self.tool_context),
+        invocation_session=invocation_session_of(self.tool_context),
     )
     self.hold = hold
     if handle.credential_context != key.credential_context:

@@ -425,9 +425,10 @@ class _SealedMcpToolset(McpToolset):
       kwargs['_apps_client_binding'] = None
     super().__init__(**kwargs)
     if _adk_apps_routing is not None and binding is not None:
-      self.__dict__['_apps_affinity'] = _adk_apps_routing(
-          self, binding, _adk_apps_gate.check
-      )
+      affinity = _adk_apps_routing(self, binding, _adk_apps_gate.check)
+      self.__dict__['_apps_affinity'] = affinity
+      # Both classes list under the same (the profile's) bounds.
+      self.__dict__['_tool_listing_bounds'] = affinity.bounds
     manager = self._mcp_session_manager
     manager.__dict__['_adk_apps_gate'] = _adk_apps_gate
     manager.__class__ = _SealedSessionManager

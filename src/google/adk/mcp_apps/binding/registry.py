@@ -815,7 +815,9 @@ class McpAppBindingRegistry:
           connection_params=runtime._connection_params,
           errlog=runtime._errlog,
           admission_check=admission_check,
-          bounds=runtime._tool_listing_bounds,
+          # One limits revision: every listing of a bound toolset is bounded
+          # by the profile, whatever the spec's own `tool_listing_bounds`.
+          bounds=profile.limits.discovery,
       )
 
     return build

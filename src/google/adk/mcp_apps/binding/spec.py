@@ -130,7 +130,9 @@ class McpToolsetSpec:
     sampling_capabilities: The sampling capabilities.
     elicitation_callback: The elicitation callback.
     propagate_grounding_metadata: Grounding-metadata propagation.
-    tool_listing_bounds: Bounds on one complete `tools/list`.
+    tool_listing_bounds: Bounds on one complete `tools/list` while the
+      toolset is model-only; a profile-bound toolset lists, on both
+      connection classes, under the profile's `limits.discovery` instead.
     origin: `"code"` (trusted) or `"config"` (gated by `from_config`).
   """
 

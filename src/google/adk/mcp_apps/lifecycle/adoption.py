@@ -106,19 +106,19 @@ async def active_incarnation(
   return record.incarnation
 
 
-async def scope_incarnation(
+async def touch_record(
     store: SessionLifecycleStore,
     session: SessionKey,
     session_service: Optional[Any],
-) -> int:
-  """The incarnation to key app-safe connections by, adopting if possible.
+) -> LifecycleRecord:
+  """The Session's record at an app-safe touch, adopting if possible.
 
-  A Session that cannot be adopted keeps incarnation 0 here; sealing its
-  results then fails typed (`active_incarnation`).
+  A Session that cannot be adopted keeps its record as read (`ABSENT`,
+  incarnation 0); sealing its results then fails typed
+  (`active_incarnation`).
   """
   try:
-    record = await adopt_on_first_touch(store, session, session_service)
+    return await adopt_on_first_touch(store, session, session_service)
   except SessionLifecycleError:
     logger.warning('Session lifecycle: adoption on first touch refused')
-    record = await store.read(session)
-  return record.incarnation
+    return await store.read(session)

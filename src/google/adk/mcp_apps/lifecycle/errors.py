@@ -72,9 +72,9 @@ class SessionGoneError(SessionNotAdmittedError):
 class StaleIncarnationError(SessionLifecycleError):
   """Work tied to an older (or unknown) incarnation reached the Session.
 
-  Raised for a lease, permit, token, sealed record, resolver request, late
-  result or late append that names incarnation `presented` while the
-  Session is at `current` (or not `ACTIVE`).
+  Raised for a late result or late append of an invocation that started in
+  incarnation `presented` while the Session is at `current` (or not
+  `ACTIVE`), and by `SessionLifecycleManager.require_incarnation`.
 
   Attributes:
     session: The Session key.

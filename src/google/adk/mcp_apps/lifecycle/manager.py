@@ -39,9 +39,14 @@ service's creation fence through the RFC §3 protocols:
   lifecycle record, so a restart resumes where the crash stopped and skips
   what is done; every phase is idempotent on its own as well. Progress is
   logged (redacted) and never written as Session events.
-* **admission**: `admit` / `require_incarnation` refuse app work on a
-  Session that is not `ACTIVE`, or work tied to another incarnation, with
-  typed errors.
+* **admission**: `admit` refuses app work on a Session that is not
+  `ACTIVE`; `check_incarnation` refuses work tied to another incarnation
+  (or to a Session no longer `ACTIVE`). Its callers are `append_event` and
+  the Runner's append stage (`sealing.append_stage`), which checks every
+  append of an invocation against the incarnation the invocation started
+  in. The resolver and live replay compare a grant's incarnation
+  themselves (`sealing.resolver`); governed-operation permits and channel
+  tokens, which do not exist yet, are to call `require_incarnation`.
 
 Fault points: the manager awaits `fault_hook(name)` at every step the
 conformance cases name (`FaultPoint`); the crash tests kill the process
@@ -259,24 +264,14 @@ class SessionLifecycleManager:
   ) -> None:
     """Refuses work tied to `incarnation` unless it is the `ACTIVE` one.
 
-    Leases, permits, tokens, sealed records, resolver requests, late results
-    and late appends call this (RFC §3 recreation).
+    `append_event` calls this; see `check_incarnation` for the others.
 
     Raises:
       StaleIncarnationError: Another incarnation, or not `ACTIVE`.
     """
-    record = await self.store.read(session)
-    if (
-        record.state is not LifecycleState.ACTIVE
-        or record.incarnation != incarnation
-    ):
-      raise StaleIncarnationError(
-          session,
-          presented=incarnation,
-          current=record.incarnation,
-          state=record.state,
-          purpose=purpose,
-      )
+    check_incarnation(
+        await self.store.read(session), incarnation, purpose=purpose
+    )
 
   async def append_event(
       self, session: Session, event: Event, *, incarnation: int
@@ -600,6 +595,33 @@ class SessionLifecycleManager:
     deleted = await self.store.complete_deletion(session, incarnation=n)
     logger.warning('Session lifecycle: incarnation %d deleted', n)
     return deleted
+
+
+def check_incarnation(
+    record: LifecycleRecord, incarnation: int, *, purpose: str
+) -> None:
+  """Refuses work tied to `incarnation` unless `record` is `ACTIVE` in it.
+
+  Args:
+    record: The Session's current lifecycle record.
+    incarnation: The incarnation the work is tied to.
+    purpose: What is refused (e.g. `append`), for the error.
+
+  Raises:
+    StaleIncarnationError: Another incarnation, or not `ACTIVE` (RFC §3
+      recreation).
+  """
+  if (
+      record.state is not LifecycleState.ACTIVE
+      or record.incarnation != incarnation
+  ):
+    raise StaleIncarnationError(
+        record.session,
+        presented=incarnation,
+        current=record.incarnation,
+        state=record.state,
+        purpose=purpose,
+    )
 
 
 def not_admitted_error(record: LifecycleRecord) -> SessionNotAdmittedError:

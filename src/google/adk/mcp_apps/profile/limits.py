@@ -84,7 +84,11 @@ class HostLimits:
       beyond it whole registers are evicted, oldest first.
     mrtr_max_rounds: Most input-required rounds in one operation.
     mrtr_max_seconds: Longest one multi-round operation may take.
-    discovery: The bounds of one complete admission `tools/list`.
+    discovery: The bounds of one complete `tools/list` of a profile-bound
+      toolset, on both connection classes (model-catalog discovery and the
+      pre-call re-listing; a View call's admission uses them through
+      `AppSafeToolRouting.bounds`). They replace the toolset spec's own
+      `tool_listing_bounds` while the toolset is bound.
     delivery: The limits of View-originated operations.
   """
 

@@ -16,14 +16,20 @@
 """The append stage: seal, reference, validate, append, mark referenced.
 
 Runner appends go through `append_event_with_sealed_results`. For an Event
-that reports no pending seal it only validates references (a profile-less
-Event has none, so this is one scan of its widgets) and appends: upstream
-behaviour. For an Event carrying the FunctionResponse of a profile-bound UI
-call it runs, in this order, the observable write boundaries of RFC §3 and
-§6:
+of an invocation that never touched a bound toolset, with no pending seal,
+it only validates references (a profile-less Event has none, so this is
+one scan of its widgets) and appends: upstream behaviour. An invocation
+that did touch one has the incarnation it started in pinned to its Session
+object (`lifecycle.invocation_incarnation`); each of its appends is first
+checked against the Session's current record, so once the Session was
+deleted or recreated its late results and late appends fail typed
+(`StaleIncarnationError`) and nothing is written. For an Event carrying the
+FunctionResponse of a profile-bound UI call it then runs, in this order,
+the observable write boundaries of RFC §3 and §6:
 
-1. resolve the Session's `ACTIVE` incarnation (normally adopted already at
-   the call's first app-safe listing; see `lifecycle.adoption`);
+1. resolve the Session's `ACTIVE` incarnation: the invocation's pinned
+   one, or without a pin the current one (adopting a pre-series Session;
+   see `lifecycle.adoption`);
 2. create each sealed envelope (result + refresh record) immutably under
    its operation instance, keyed by the final Event id;
 3. drop the commits whose binding stopped serving meanwhile (readiness
@@ -54,6 +60,9 @@ from ..descriptor.reference_validation import validate_event_references
 from ..descriptor.sealed_reference import SealedResultReference
 from ..errors import McpAppsError
 from ..lifecycle.adoption import active_incarnation
+from ..lifecycle.errors import StaleIncarnationError
+from ..lifecycle.invocation_incarnation import pinned_incarnation
+from ..lifecycle.invocation_incarnation import require_pinned_incarnation
 from .result_sealer import expires_at
 from .result_sealer import PENDING_SEALS
 from .result_sealer import PendingSeal
@@ -193,10 +202,24 @@ async def append_event_with_sealed_results(
       is not appended.
     SealedResultStoreError: A store create failed; nothing is appended.
     SessionNotAdmittedError: The Session is not `ACTIVE`.
+    StaleIncarnationError: The invocation started in an incarnation that
+      ended (the Session was deleted or recreated meanwhile); nothing is
+      written and the Event's pending seals are dropped.
   """
   seals: list[PendingSeal] = []
-  if len(pending) and not event.partial:
-    seals = pending.peek(event.invocation_id, function_response_ids(event))
+  pin = None
+  if not event.partial:
+    if len(pending):
+      seals = pending.peek(event.invocation_id, function_response_ids(event))
+    pin = pinned_incarnation(session)
+  if pin is not None:
+    try:
+      await require_pinned_incarnation(
+          pin, purpose='late result' if seals else 'append'
+      )
+    except StaleIncarnationError:
+      pending.discard(event.invocation_id, [s.function_call_id for s in seals])
+      raise
   if not seals:
     validate_event_references(event)
     result: Event = await session_service.append_event(
@@ -205,11 +228,14 @@ async def append_event_with_sealed_results(
     return result
   key = _session_key(session)
   seals = _revoke_stale(event, seals, pending)
-  incarnation = (
-      await active_incarnation(seals[0].lifecycle_store, key, session_service)
-      if seals
-      else 0
-  )
+  if not seals:
+    incarnation = 0
+  elif pin is not None:
+    incarnation = pin.incarnation
+  else:
+    incarnation = await active_incarnation(
+        seals[0].lifecycle_store, key, session_service
+    )
   placed: list[tuple[PendingSeal, SealedRecordScope, SealedResultRef]] = []
   for seal in seals:
     scope = SealedRecordScope(key, incarnation, event.id, seal.function_call_id)
