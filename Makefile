@@ -13,7 +13,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: venv sync patches check-patches check-series wheel demo test \
 	unit conformance bench amend-start amend-finish amend-abort npm-servers \
-	chromium
+	chromium compat-core compat-mcp1
 
 $(STAMP): requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -67,6 +67,15 @@ conformance: venv
 test: venv sync npm-servers chromium check-series wheel
 	$(PY) tools/conformance_check.py
 	$(PY) -m pytest -p no:cacheprovider -q tests tools/tests
+
+# The drop-in promise where the project venv cannot show it: the core
+# install without mcp (the built wheel as the top prefix), and MCP SDK 1.x.
+# Each leg keeps its own virtualenv under .cache/compat/.
+compat-core: wheel
+	$(PY) tools/compat_legs.py core --wheel $(firstword $(wildcard dist/google_adk-*.whl))
+
+compat-mcp1: venv sync
+	$(PY) tools/compat_legs.py mcp1
 
 demo: venv sync npm-servers
 	$(PY) tools/demo.py
