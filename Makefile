@@ -14,7 +14,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: venv sync patches check-patches check-series check-series-full \
 	wheel demo test test-full unit conformance bench bench-smoke amend-start \
-	amend-finish amend-abort npm-servers chromium sweep
+	amend-finish amend-abort npm-servers chromium sweep compat-core compat-mcp1
 
 $(STAMP): requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -83,6 +83,15 @@ test-full:
 # Ends whatever a killed `make test` of this checkout left running.
 sweep:
 	$(PYTHON) tools/run_tests.py --sweep-only
+
+# The drop-in promise where the project venv cannot show it: the core
+# install without mcp (the built wheel as the top prefix), and MCP SDK 1.x.
+# Each leg keeps its own virtualenv under .cache/compat/.
+compat-core: wheel
+	$(PY) tools/compat_legs.py core --wheel $(firstword $(wildcard dist/google_adk-*.whl))
+
+compat-mcp1: venv sync
+	$(PY) tools/compat_legs.py mcp1
 
 demo: venv sync npm-servers
 	$(PY) tools/demo.py

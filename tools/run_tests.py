@@ -15,8 +15,9 @@
 """`make test`: every check once, in timed stages, with nothing left behind.
 
 Stages: set-up, the series checks (lower prefixes run their own PR's tests;
-the top prefix is the working tree, whose tests are the full run), the wheel,
-the conformance map, the full run (pytest-xdist, one file per worker at a
+the top prefix is the working tree, whose tests are the full run), the wheel
+and the compatibility legs (core install without mcp, MCP SDK 1.x), the
+conformance map, the full run (pytest-xdist, one file per worker at a
 time), the tests marked `serial` alone, and a one-iteration smoke of every
 benchmark. Each stage runs in its own process group under a run marker;
 SIGINT, SIGTERM or the overall timeout end the stage's group and every
@@ -213,7 +214,9 @@ def _stages(args: argparse.Namespace) -> list[Stage]:
           'set-up', ['make', '-s', 'venv', 'sync', 'npm-servers', 'chromium']
       ),
       Stage('series checks', series),
-      Stage('wheel', [system, 'tools/series.py', 'wheel', '--python', py]),
+      # The wheel, then the core install (no mcp) with it as the top prefix.
+      Stage('wheel, core leg', ['make', '-s', 'compat-core']),
+      Stage('MCP SDK 1.x leg', ['make', '-s', 'compat-mcp1']),
       Stage('conformance map', [py, 'tools/conformance_check.py']),
       Stage(
           'full run',
@@ -300,8 +303,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if stage.returncode in stage.ok
             else f'FAILED ({stage.returncode})'
         )
-      print(f'  {stage.name:<16} {stage.seconds:>7.1f} s  {status}')
-    print(f'  {"total":<16} {total:>7.1f} s')
+      print(f'  {stage.name:<18} {stage.seconds:>7.1f} s  {status}')
+    print(f'  {"total":<18} {total:>7.1f} s')
     if ended:
       print(f'  (ended {ended} process(es) the stages left running)')
   failed = [

@@ -1378,6 +1378,9 @@ def _build_wheel(python: str, source: Path, out: Path) -> Path:
   if proc.returncode != 0:
     raise SeriesError(f'building a wheel from {source} failed:\n{proc.stderr}')
   built = sorted(set(out.glob('*.whl')) - before) or sorted(out.glob('*.whl'))
+  # pip writes it through a private temporary file (mode 0600); a wheel is
+  # for others to install.
+  built[-1].chmod(0o644)
   return built[-1]
 
 

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 import dataclasses
 import enum
 import functools
+import importlib.metadata
 import json
 import os
 import pathlib
@@ -83,6 +84,16 @@ MODEL_RESULT_KEYS = frozenset(
 # Pristine ADK on MCP SDK 2.x pops `resultType` from every result; the
 # projection keeps it for UI results (P1-PROJ-03).
 RESULT_TYPE_KEYS = frozenset({"resultType", "result_type"})
+
+
+def sdk_has_result_type() -> bool:
+  """Whether the installed MCP SDK's results carry `resultType` (2.x).
+
+  MCP SDK 1.x has no such field, so there neither tree has one to keep or
+  pop. The scenario subprocesses run this interpreter, so this SDK.
+  """
+  return int(importlib.metadata.version("mcp").split(".")[0]) >= 2
+
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
 

@@ -39,6 +39,7 @@ from collections.abc import Awaitable
 from collections.abc import Callable
 from collections.abc import Sequence
 import json
+import os
 import pathlib
 import sys
 from typing import Any
@@ -196,11 +197,21 @@ class EchoSummarizerLlm(BaseLlm):
 # --------------------------------------------------------------------------
 
 
+def server_python() -> str:
+  """The interpreter that runs the fixture servers (SDK-2 programs).
+
+  `ADK_FIXTURE_SERVER_PYTHON` names another one when the ADK under test
+  runs on MCP SDK 1.x (`tools/compat_legs.py mcp1`); the servers are
+  separate processes, like any server a user's agent talks to.
+  """
+  return os.environ.get("ADK_FIXTURE_SERVER_PYTHON") or sys.executable
+
+
 def _stdio_toolset(args: Sequence[str]) -> McpToolset:
   return McpToolset(
       connection_params=StdioConnectionParams(
           server_params=StdioServerParameters(
-              command=sys.executable,
+              command=server_python(),
               args=list(args),
               env={"PYTHONPATH": str(FIXTURES_DIR)},
           ),
@@ -209,11 +220,16 @@ def _stdio_toolset(args: Sequence[str]) -> McpToolset:
   )
 
 
-def conformance_toolset() -> McpToolset:
-  """The connection-stateful conformance server, default options, stdio."""
-  return _stdio_toolset(
-      ["-m", "mcp_apps_conformance_server", "--transport", "stdio"]
-  )
+def conformance_toolset(options: dict[str, Any] | None = None) -> McpToolset:
+  """The connection-stateful conformance server over stdio.
+
+  Args:
+    options: Its `ServerOptions` (default: none switched on).
+  """
+  args = ["-m", "mcp_apps_conformance_server", "--transport", "stdio"]
+  if options:
+    args += ["--options", json.dumps(options)]
+  return _stdio_toolset(args)
 
 
 def plain_toolset() -> McpToolset:

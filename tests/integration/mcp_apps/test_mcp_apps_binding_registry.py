@@ -79,6 +79,7 @@ from google.adk.mcp_apps.profile import binding_revision
 from google.adk.mcp_apps.profile import HostCapabilities
 from google.adk.mcp_apps.profile import local_dev_profile
 from google.adk.mcp_apps.profile import Prerequisite
+from google.adk.mcp_apps.profile.readiness import PROVIDERS
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
@@ -632,8 +633,8 @@ PREREQUISITE_CASES = {
 
 @pytest.mark.parametrize(
     ("era", "missing"),
-    [("legacy", p) for p in Prerequisite] + [("modern", Prerequisite.RENDERER)],
-    ids=[f"{PREREQUISITE_CASES[p]}-legacy" for p in Prerequisite]
+    [("legacy", p) for p in PROVIDERS] + [("modern", Prerequisite.RENDERER)],
+    ids=[f"{PREREQUISITE_CASES[p]}-legacy" for p in PROVIDERS]
     + ["P2-RDY-02-modern"],
     indirect=["era"],
 )

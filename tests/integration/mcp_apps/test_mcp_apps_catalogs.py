@@ -15,7 +15,7 @@
 """PR 1 visibility, model-catalog, app-catalog and reserved-name cases.
 
 Conformance cases P1-VIS-01..08, P1-MCAT-01..03, P1-ACAT-01..04 and 06 and
-P1-RSV-01..05 (`/work/shared/rfc/conformance-cases.md`), proven against the
+P1-RSV-01..05 (the RFC's conformance case list), proven against the
 real conformance server (`tests/integration/fixtures/
 mcp_apps_conformance_server`) over three transports:
 

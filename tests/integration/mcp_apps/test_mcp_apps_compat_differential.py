@@ -44,6 +44,11 @@ BYTE_IDENTICAL = (
     "plain_llm_requests",
 )
 WITH_DECLARED_CHANGES = ("ui_result", "conformance_catalog")
+# The UI result's keys the projection changes: View-only fields leave it,
+# and on MCP SDK 2.x the `resultType` that pristine pops stays (1.x results
+# carry none).
+_RESULT_TYPE = {"resultType"} if differential.sdk_has_result_type() else set()
+_CHANGED_BY_PROJECTION = {"meta", "structuredContent"} | _RESULT_TYPE
 
 
 @pytest.fixture(scope="module")
@@ -151,15 +156,13 @@ def test_harness_attributes_the_ui_result_difference_to_projection(
   assert comparison.untolerated == ()
   explained = {d.path[-1]: c for d, c in comparison.tolerated}
   assert explained == {
-      "meta": DeclaredChange.UI_RESULT_PROJECTION,
-      "structuredContent": DeclaredChange.UI_RESULT_PROJECTION,
-      "resultType": DeclaredChange.UI_RESULT_PROJECTION,
+      key: DeclaredChange.UI_RESULT_PROJECTION for key in _CHANGED_BY_PROJECTION
   }
   ((pristine,),) = _responses(pair.pristine)
   ((patched,),) = _responses(pair.patched)
   assert pristine["response"]["structuredContent"]["forView"] is True
   assert "conformance/private" in pristine["response"]["meta"]
-  assert set(patched["response"]) == {"content", "isError", "resultType"}
+  assert set(patched["response"]) == {"content", "isError"} | _RESULT_TYPE
   assert patched["response"]["content"] == pristine["response"]["content"]
 
 
@@ -190,11 +193,9 @@ def test_harness_rejects_differences_no_declared_change_explains(
   ):
     comparison = differential.compare("ui_result", ui, tolerated=allowed)
     assert comparison.tolerated == ()
-    assert {d.path[-1] for d in comparison.untolerated} == {
-        "meta",
-        "structuredContent",
-        "resultType",
-    }
+    assert {
+        d.path[-1] for d in comparison.untolerated
+    } == _CHANGED_BY_PROJECTION
 
   # A non-UI result losing structuredContent is never the projection, even
   # where the projection is tolerated.

@@ -34,6 +34,7 @@ from google.adk.mcp_apps import Prerequisite
 from google.adk.mcp_apps import Problem
 from google.adk.mcp_apps import ReadinessReport
 from google.adk.mcp_apps import ToolsetReadiness
+from google.adk.mcp_apps.profile.readiness import PROVIDERS
 from google.adk.tools.mcp_tool import StdioConnectionParams
 from mcp_apps_conformance_server import names
 import pytest
@@ -105,7 +106,7 @@ async def test_dev_profile_without_dev_configuration_explains_the_fix(
   assert {r.problem for r in entry.readiness_reasons} == {
       Problem.DEV_PROVIDER_REFUSED
   }
-  assert {r.prerequisite for r in entry.readiness_reasons} == set(Prerequisite)
+  assert {r.prerequisite for r in entry.readiness_reasons} == set(PROVIDERS)
   assert "allow_dev_providers=True" in entry.message
   assert not advertises
 

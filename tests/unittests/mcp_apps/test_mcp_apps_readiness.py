@@ -37,6 +37,7 @@ from google.adk.mcp_apps.profile import McpAppsHostProfile
 from google.adk.mcp_apps.profile import Prerequisite
 from google.adk.mcp_apps.profile import Problem
 from google.adk.mcp_apps.profile import ProfileNotReadyError
+from google.adk.mcp_apps.profile.readiness import PROVIDERS
 import pytest
 
 
@@ -141,12 +142,12 @@ def test_rdy_02_to_09_every_missing_prerequisite_is_listed():
   readiness = check_readiness(
       McpAppsHostProfile(name='empty'), allow_dev_providers=True
   )
-  assert readiness.missing() == frozenset(Prerequisite)
+  assert readiness.missing() == frozenset(PROVIDERS)
   assert len(readiness.reasons) == 8
   assert readiness.client_extensions() == {}
 
 
-@pytest.mark.parametrize('prerequisite', list(Prerequisite))
+@pytest.mark.parametrize('prerequisite', list(PROVIDERS))
 def test_rdy_02_to_09_non_conforming_provider_is_not_bindable(prerequisite):
   """P2-RDY-02..09: an object lacking its contract's members is refused."""
   readiness = check_readiness(
@@ -253,14 +254,14 @@ def test_rdy_11_local_dev_profile_binds_only_in_dev_configuration():
   assert dev.client_extensions() == profile.client_extensions()
   production = check_readiness(profile, allow_dev_providers=False)
   assert not production.bindable
-  assert {r.prerequisite for r in production.reasons} == set(Prerequisite)
+  assert {r.prerequisite for r in production.reasons} == set(PROVIDERS)
   assert {r.problem for r in production.reasons} == {
       Problem.DEV_PROVIDER_REFUSED
   }
   assert production.client_extensions() == {}
 
 
-@pytest.mark.parametrize('prerequisite', list(Prerequisite))
+@pytest.mark.parametrize('prerequisite', list(PROVIDERS))
 def test_rdy_11_production_refuses_any_single_dev_provider(prerequisite):
   """P2-RDY-11: one dev provider in a production profile is refused."""
   dev_provider = getattr(local_dev_profile(), prerequisite.value)

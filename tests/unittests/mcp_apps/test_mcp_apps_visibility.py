@@ -26,7 +26,9 @@ import pytest
 
 
 def _tool(name: str = 't', meta=None) -> types.Tool:
-  return types.Tool(name=name, input_schema={'type': 'object'}, _meta=meta)
+  # From the wire shape, which MCP SDK 1.x and 2.x both accept.
+  wire = {'name': name, 'inputSchema': {'type': 'object'}, '_meta': meta}
+  return types.Tool.model_validate(wire)
 
 
 @pytest.mark.parametrize(

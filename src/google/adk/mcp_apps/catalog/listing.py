@@ -24,6 +24,11 @@ Any violation, and any failure to list, raises: the caller gets the whole
 catalog or an error, never a partial catalog it might be tempted to consult.
 The model catalog (in `McpToolset.get_tools`) and app admission both list
 through here.
+
+A page is taken as the SDK's `list_tools()` returns it, on either SDK major:
+the cursor is `next_cursor` (2.x) or `nextCursor` (1.x), and anything but a
+non-empty string ends the listing. The SDK is imported only to request a
+second page, so importing this module never needs the `mcp` package.
 """
 
 from __future__ import annotations
@@ -32,9 +37,12 @@ import asyncio
 import dataclasses
 from typing import Any
 from typing import Protocol
+from typing import TYPE_CHECKING
 
-from ...dependencies._mcp import types
 from ..errors import McpAppsError
+
+if TYPE_CHECKING:
+  from ...dependencies._mcp import types
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,7 +53,8 @@ class ToolListingBounds:
     max_pages: Most pages followed, the first included.
     max_items: Most tools over all pages.
     max_bytes: Most bytes over all pages, measured as each page's compact
-      JSON serialization (the SDK hands over parsed pages, not wire bytes).
+      JSON serialization (the SDK hands over parsed pages, not wire bytes);
+      a page that is not a pydantic model is not counted.
     max_seconds: Most wall-clock time for the whole listing.
   """
 
@@ -104,9 +113,31 @@ class ToolLister(Protocol):
     ...
 
 
-def _page_bytes(page: types.ListToolsResult) -> int:
-  return len(
-      page.model_dump_json(by_alias=True, exclude_none=True).encode('utf-8')
+def _page_bytes(page: Any) -> int:
+  dump = getattr(page, 'model_dump_json', None)
+  text = dump(by_alias=True, exclude_none=True) if callable(dump) else None
+  if not isinstance(text, str):
+    return 0  # Not an SDK model (a stand-in): nothing to measure.
+  return len(text.encode('utf-8'))
+
+
+def _next_cursor(page: Any) -> str | None:
+  """The page's cursor under either SDK's field name; None ends the listing."""
+  for name in ('next_cursor', 'nextCursor'):
+    cursor = getattr(page, name, None)
+    if isinstance(cursor, str) and cursor:
+      return cursor
+  return None
+
+
+async def _list_page(session: ToolLister, cursor: str | None) -> Any:
+  if cursor is None:
+    # The first request is exactly the one ADK has always sent.
+    return await session.list_tools()
+  from ...dependencies._mcp import types  # pylint: disable=g-import-not-at-top
+
+  return await session.list_tools(
+      params=types.PaginatedRequestParams(cursor=cursor)
   )
 
 
@@ -118,13 +149,8 @@ async def _list_pages(
   total_bytes = 0
   cursor: str | None = None
   for page_number in range(1, bounds.max_pages + 1):
-    params = (
-        types.PaginatedRequestParams(cursor=cursor)
-        if cursor is not None
-        else None
-    )
     try:
-      page = await session.list_tools(params=params)
+      page = await _list_page(session, cursor)
     except asyncio.CancelledError:
       raise
     except Exception as e:
@@ -137,7 +163,7 @@ async def _list_pages(
     tools.extend(page.tools)
     if len(tools) > bounds.max_items:
       raise ToolListingBoundExceeded('items', bounds.max_items)
-    cursor = page.next_cursor
+    cursor = _next_cursor(page)
     if cursor is None:
       return tools
     if cursor in seen_cursors:

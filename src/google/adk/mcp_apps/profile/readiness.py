@@ -19,7 +19,9 @@ A toolset advertises the Apps extension only under a bound profile, and a
 profile binds only when the complete host service is present (RFC §1): the
 renderer, `PrincipalResolver`, `SessionAuthorizer`, `SealedResultStore`,
 `SessionLifecycleStore`, `ExportAuditStore`, the binding-revision key
-provider and the replay-classification authority. `check_readiness` lists
+provider and the replay-classification authority; and only on an MCP SDK
+that can advertise the extension (2.x; on 1.x, which the `mcp` extra still
+admits, every toolset stays model-only). `check_readiness` lists
 every missing or unacceptable prerequisite at once, so an operator fixes
 them in one pass; a profile with any reason is not bindable, and the
 registry leaves its toolsets model-only.
@@ -40,6 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import importlib.metadata
 from typing import Any
 from typing import cast
 from typing import Optional
@@ -58,7 +61,12 @@ from .host_profile import McpAppsHostProfile
 
 
 class Prerequisite(enum.Enum):
-  """A binding prerequisite; the value is the profile field holding it."""
+  """A binding prerequisite.
+
+  Each provider's value is the profile field holding it (`PROVIDERS`);
+  `MCP_SDK` is the installed MCP Python SDK, which must be able to advertise
+  client extensions.
+  """
 
   RENDERER = 'renderer'
   PRINCIPAL_RESOLVER = 'principal_resolver'
@@ -68,6 +76,7 @@ class Prerequisite(enum.Enum):
   EXPORT_AUDIT_STORE = 'export_audit_store'
   KEY_PROVIDER = 'key_provider'
   REPLAY_CLASSIFICATION = 'replay_classification'
+  MCP_SDK = 'mcp_sdk'
 
 
 _CONTRACTS: dict[Prerequisite, type] = {
@@ -80,6 +89,15 @@ _CONTRACTS: dict[Prerequisite, type] = {
     Prerequisite.KEY_PROVIDER: BindingRevisionKeyProvider,
     Prerequisite.REPLAY_CLASSIFICATION: ReplayClassificationAuthority,
 }
+
+PROVIDERS: tuple[Prerequisite, ...] = tuple(_CONTRACTS)
+"""The prerequisites a profile provides, one per profile field."""
+
+_SDK_NEEDED = (
+    'the MCP Apps host needs MCP SDK 2.x (mcp>=2.3,<3, installed by'
+    " pip install 'google-adk[mcpapps]'); model-only MCP toolsets work"
+    ' without it'
+)
 
 _STORES = (
     Prerequisite.SEALED_RESULT_STORE,
@@ -120,6 +138,9 @@ class Problem(enum.Enum):
 
   DEV_RESOLVER_NOT_LOOPBACK = 'dev_resolver_not_loopback'
   """Dev providers are present but the resolver is not loopback-only."""
+
+  SDK_UNSUPPORTED = 'sdk_unsupported'
+  """The installed MCP SDK cannot advertise the Apps extension (1.x)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -328,7 +349,7 @@ def _dev_reasons(
 ) -> list[ReadinessReason]:
   reasons: list[ReadinessReason] = []
   dev_present = False
-  for prerequisite in Prerequisite:
+  for prerequisite in PROVIDERS:
     provider = getattr(profile, prerequisite.value)
     if provider is None or not _is_dev_only(provider):
       continue
@@ -367,6 +388,32 @@ def _dev_reasons(
   return reasons
 
 
+def _sdk_version() -> str:
+  try:
+    return importlib.metadata.version('mcp')
+  except importlib.metadata.PackageNotFoundError:
+    return 'of unknown version'
+
+
+def _sdk_reasons() -> list[ReadinessReason]:
+  """Whether the installed MCP SDK can advertise client extensions.
+
+  Read at each check, and imported here rather than at module level, so
+  that importing this module never needs the `mcp` package.
+  """
+  try:
+    from ...dependencies import _mcp  # pylint: disable=g-import-not-at-top
+  except ImportError as e:
+    detail = f'the MCP SDK does not import ({e}); {_SDK_NEEDED}'
+  else:
+    if _mcp.IS_MCP_SDK_V2:
+      return []
+    detail = f'MCP SDK {_sdk_version()} is installed; {_SDK_NEEDED}'
+  return [
+      ReadinessReason(Prerequisite.MCP_SDK, Problem.SDK_UNSUPPORTED, detail)
+  ]
+
+
 def check_readiness(
     profile: McpAppsHostProfile, *, allow_dev_providers: bool
 ) -> Readiness:
@@ -382,8 +429,8 @@ def check_readiness(
     The readiness, listing every reason against binding. Never raises for
     a faulty provider; the fault becomes a reason.
   """
-  reasons: list[ReadinessReason] = []
-  for prerequisite in Prerequisite:
+  reasons = _sdk_reasons()
+  for prerequisite in PROVIDERS:
     provider = getattr(profile, prerequisite.value)
     if provider is None:
       reasons.append(
