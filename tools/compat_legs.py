@@ -44,11 +44,9 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
-import contextlib
 import dataclasses
 import difflib
 import hashlib
-import io
 import json
 import os
 from pathlib import Path
@@ -207,8 +205,7 @@ def patched_trees(wheel: Path | None) -> list[Tree]:
   trees = []
   for k in numbers[:-1]:
     dest = CACHE / f'prefix-{k}'
-    with contextlib.redirect_stdout(io.StringIO()):
-      series_tool.cmd_materialize(series, k, dest)
+    series_tool.materialize_prefix(series, k, dest)
     trees.append(Tree(f'prefix {k}', dest / 'src'))
   top = f'prefix {numbers[-1]}' if numbers else 'working tree'
   if wheel is None:
@@ -460,6 +457,7 @@ def run_mcp1(releases: Sequence[str]) -> int:
   started = time.monotonic()
   for release in releases:  # Built one at a time: pip is not concurrent.
     leg_venv(f'mcp-{release.rstrip(".*")}', mcp1_requirements(release))
+  series_tool.pristine_src(ROOT)  # Once, before the threads read it.
   with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
     results = list(pool.map(_mcp1_release, releases))
   checks = [

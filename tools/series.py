@@ -44,7 +44,6 @@ Standard library and the git command only.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import hashlib
 import io
@@ -1025,8 +1024,7 @@ def cmd_check_series(
   stack = Stack(series)
   commits = stack.apply_patches(patches)
   # Differential tests compare a prefix with pristine ADK (prefix 0).
-  pristine_tree = series.cache / 'prefix-0'
-  cmd_materialize(series, 0, pristine_tree)
+  pristine_tree = materialize_prefix(series, 0, series.cache / 'prefix-0')
   top = max(
       (k for k, patch in enumerate(patches, start=1) if patch is not None),
       default=0,
@@ -1122,12 +1120,16 @@ def cmd_check_series(
   return 0
 
 
-def cmd_materialize(series: Series, number: int, dest: Path) -> int:
+def materialize_prefix(series: Series, number: int, dest: Path) -> Path:
   """Writes prefix `number` to `dest`, reusing it when already current.
 
-  Differential tests and the demo run pristine ADK (prefix 0) and lower
-  prefixes beside the working tree; a stamp holding the commit id makes a
-  repeated call free.
+  Differential tests, the compatibility legs and the demo run pristine ADK
+  (prefix 0) and lower prefixes beside the working tree; a stamp holding
+  the tree id makes a repeated call free. Prints nothing. Concurrent calls
+  are safe once `dest` is current; build it once before sharing it.
+
+  Returns:
+    `dest`.
   """
   if not 0 <= number <= len(series.prs):
     raise SeriesError(f'no prefix {number}')
@@ -1136,14 +1138,18 @@ def cmd_materialize(series: Series, number: int, dest: Path) -> int:
   tree_id = _git_out(stack.repo, 'rev-parse', f'{commits[number]}^{{tree}}')
   stamp = dest / '.series-prefix'
   if stamp.exists() and stamp.read_text() == tree_id:
-    print(dest)
-    return 0
+    return dest
   if dest.exists():
     shutil.rmtree(dest)
   dest.mkdir(parents=True)
   _materialize(stack, commits[number], dest)
   stamp.write_text(tree_id)
-  print(dest)
+  return dest
+
+
+def cmd_materialize(series: Series, number: int, dest: Path) -> int:
+  """`materialize`: writes prefix `number` to `dest` and prints `dest`."""
+  print(materialize_prefix(series, number, dest))
   return 0
 
 
@@ -1154,10 +1160,7 @@ def pristine_src(root: Path | None = None) -> Path:
   ADK beside the working tree.
   """
   series = Series.load(root or Path(__file__).resolve().parent.parent)
-  dest = series.cache / 'prefix-0'
-  with contextlib.redirect_stdout(io.StringIO()):
-    cmd_materialize(series, 0, dest)
-  return dest / 'src'
+  return materialize_prefix(series, 0, series.cache / 'prefix-0') / 'src'
 
 
 # ---------------------------------------------------------------------------

@@ -22,6 +22,7 @@ command-line entry point.
 
 from __future__ import annotations
 
+import concurrent.futures
 import gzip
 import hashlib
 import io
@@ -307,9 +308,7 @@ def test_prefix_isolation_and_check_series(project: Project, capsys):
   assert 'prefix 2: import ok; its tests are the full run' in out
   # The full matrix runs PR 1's tests at prefix 2 too, where this one, true
   # only of prefix 1, fails.
-  assert (
-      project.run('check-series', '--python', sys.executable, '--full') == 1
-  )
+  assert project.run('check-series', '--python', sys.executable, '--full') == 1
   captured = capsys.readouterr()
   assert 'prefix 1: import ok; 1 passed' in captured.out
   assert 'prefix 2: tests failed' in captured.err
@@ -435,3 +434,19 @@ def test_a_file_listed_by_name_beats_a_listed_directory(project: Project):
   assert b'test_pr2_only' not in project.patch(1)
   assert b'tests/one/test_pr2_only.py' in project.patch(2)
   assert b'test_pr1.py' not in project.patch(2)
+
+
+def test_concurrent_prefix_reads_print_nothing_and_keep_stdout(
+    project: Project, capsys
+):
+  # The compatibility legs read pristine from two threads at once; a helper
+  # that swapped sys.stdout to stay quiet lost every later print that way.
+  stdout = sys.stdout
+  series.pristine_src(project.root)  # built once; the threads then read it
+  with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+    sources = list(pool.map(series.pristine_src, [project.root] * 4))
+  assert sys.stdout is stdout
+  assert capsys.readouterr().out == ''
+  assert len(set(sources)) == 1 and (sources[0] / 'google/adk').is_dir()
+  assert project.run('materialize', '0', str(project.path('p0'))) == 0
+  assert capsys.readouterr().out.strip() == str(project.path('p0'))
