@@ -44,7 +44,6 @@ reserved names under a prefix (`composed_reserved_names`).
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
 from collections.abc import AsyncIterator
 from collections.abc import Iterator
 import contextlib
@@ -64,9 +63,6 @@ from google.adk.mcp_apps.catalog.visibility import MalformedVisibility
 from google.adk.mcp_apps.catalog.visibility import normalize_visibility
 from google.adk.mcp_apps.errors import DenialReason
 from google.adk.mcp_apps.errors import McpAppVisibilityError
-from google.adk.models.base_llm import BaseLlm
-from google.adk.models.llm_request import LlmRequest
-from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import InMemoryRunner
 from google.adk.tools.mcp_tool.mcp_session_manager import StdioConnectionParams
 from google.adk.tools.mcp_tool.mcp_session_manager import StreamableHTTPConnectionParams
@@ -74,8 +70,8 @@ from google.adk.tools.mcp_tool.mcp_toolset import McpToolset
 from google.genai import types as genai_types
 from mcp import StdioServerParameters
 from mcp_apps_conformance_server import names
-from pydantic import Field
 import pytest
+from scripted_llm import ScriptedLlm
 
 pytestmark = pytest.mark.integration
 
@@ -269,30 +265,12 @@ async def model_names(toolset: McpToolset) -> set[str]:
   return {tool.name for tool in await toolset.get_tools_with_prefix()}
 
 
-class CapturingLlm(BaseLlm):
-  """A stand-in model that records each request and answers with text."""
-
-  model: str = "capturing-stand-in"
-  requests: list[LlmRequest] = Field(default_factory=list)
-
-  async def generate_content_async(
-      self, llm_request: LlmRequest, stream: bool = False
-  ) -> AsyncGenerator[LlmResponse, None]:
-    del stream
-    self.requests.append(llm_request)
-    yield LlmResponse(
-        content=genai_types.Content(
-            role="model", parts=[genai_types.Part(text="done")]
-        )
-    )
-
-
 async def llm_declarations(toolset: McpToolset) -> set[str]:
   """Runs one agent turn and returns the declared function names.
 
   The runner closes the toolset when it is closed.
   """
-  llm = CapturingLlm()
+  llm = ScriptedLlm()
   agent = LlmAgent(name="catalog_probe", model=llm, tools=[toolset])
   runner = InMemoryRunner(agent=agent, app_name="catalog_probe")
   try:
