@@ -27,7 +27,7 @@ pristine tree and on the patched one and compare the printed JSON:
 
 runs the scenarios in order and prints exactly one JSON object on its last
 stdout line: `{"adk_file": ..., "results": {"<scenario>": {...}, ...}}`.
-The in-process end-to-end tests import the helpers (`ScriptedLlm`,
+The in-process end-to-end tests import the helpers (`RecordingLlm`,
 `EchoSummarizerLlm`, the toolset builders, `run_turns`) from here as well.
 """
 
@@ -59,6 +59,8 @@ from google.adk.tools.mcp_tool import StdioConnectionParams
 from google.genai import types
 from mcp import StdioServerParameters
 from pydantic import Field
+from scripted_llm import Call
+from scripted_llm import ScriptedLlm
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[2]
@@ -103,66 +105,36 @@ def _function_response_texts(request: LlmRequest) -> list[str]:
   return texts
 
 
-class ScriptedLlm(BaseLlm):
-  """A scripted model that records every `LlmRequest` it receives.
+class RecordingLlm(ScriptedLlm):
+  """The shared scripted model, recording every request as it was sent.
 
   On a user turn number `n` (counted from 0) it calls the tools listed in
   `calls[n]` (`[name, args]` pairs) in one response, with deterministic ids
-  `call-<n>-<i>`; when none are listed, or when the last content holds
-  function responses, it answers with text naming the results' text blocks.
+  `call-<n>-<i>`; when none are listed it answers `turn <n> done`, and after
+  function responses with text naming the results' text blocks.
   """
 
   model: str = "scripted-recording-llm"
   calls: list[list[list[Any]]] = Field(default_factory=list)
-  prompt_token_count: int | None = None
-  requests: list[LlmRequest] = Field(default_factory=list)
   turn: int = -1
 
-  async def generate_content_async(
-      self, llm_request: LlmRequest, stream: bool = False
-  ) -> AsyncGenerator[LlmResponse, None]:
-    del stream
-    self.requests.append(llm_request.model_copy(deep=True))
-    usage = (
-        types.GenerateContentResponseUsageMetadata(
-            prompt_token_count=self.prompt_token_count
-        )
-        if self.prompt_token_count is not None
-        else None
-    )
-    last = llm_request.contents[-1] if llm_request.contents else None
-    parts = (last.parts if last else None) or []
-    if any(p.function_response for p in parts):
-      text = "saw: " + " | ".join(_function_response_texts(llm_request))
-      yield LlmResponse(
-          content=types.Content(role="model", parts=[types.Part(text=text)]),
-          usage_metadata=usage,
-      )
-      return
+  def plan(self, llm_request: LlmRequest, step: int) -> list[Call]:
+    if step:
+      return []
     self.turn += 1
     planned = self.calls[self.turn] if self.turn < len(self.calls) else []
-    if not planned:
-      yield LlmResponse(
-          content=types.Content(
-              role="model", parts=[types.Part(text=f"turn {self.turn} done")]
-          ),
-          usage_metadata=usage,
-      )
-      return
-    yield LlmResponse(
-        content=types.Content(
-            role="model",
-            parts=[
-                types.Part(
-                    function_call=types.FunctionCall(
-                        id=f"call-{self.turn}-{i}", name=name, args=args
-                    )
-                )
-                for i, (name, args) in enumerate(planned)
-            ],
-        ),
-        usage_metadata=usage,
-    )
+    return [(name, args) for name, args in planned]
+
+  def answer(self, llm_request: LlmRequest, step: int) -> str:
+    if step:
+      return "saw: " + " | ".join(_function_response_texts(llm_request))
+    return f"turn {self.turn} done"
+
+  def call_id(self, index: int) -> str:
+    return f"call-{self.turn}-{index}"
+
+  def record(self, llm_request: LlmRequest) -> None:
+    self.requests.append(llm_request.model_copy(deep=True))
 
 
 class EchoSummarizerLlm(BaseLlm):
@@ -385,7 +357,7 @@ def normalized_requests(requests: Sequence[LlmRequest]) -> list[str]:
 async def _responses_scenario(
     toolset: McpToolset, calls: list[list[Any]]
 ) -> dict[str, Any]:
-  model = ScriptedLlm(calls=[calls])
+  model = RecordingLlm(calls=[calls])
   _, session, _ = await run_turns(
       make_agent(model, [toolset]), ["call the tools"]
   )
@@ -440,7 +412,7 @@ async def plain_catalog(_: dict[str, Any]) -> dict[str, Any]:
 
 async def plain_llm_requests(_: dict[str, Any]) -> dict[str, Any]:
   """Every LLM request of a two-turn run that involves no UI tool."""
-  model = ScriptedLlm(calls=[[["lookup", {"key": "beta"}]], []])
+  model = RecordingLlm(calls=[[["lookup", {"key": "beta"}]], []])
   await run_turns(
       make_agent(model, [plain_toolset()]), ["look beta up", "thanks"]
   )
@@ -479,7 +451,7 @@ async def persist_ui_session(kwargs: dict[str, Any]) -> dict[str, Any]:
   from google.adk.sessions.sqlite_session_service import SqliteSessionService
 
   service = SqliteSessionService(db_path=kwargs["db"])
-  model = ScriptedLlm(calls=[[[UI_RESULT_TOOL, {}]]])
+  model = RecordingLlm(calls=[[[UI_RESULT_TOOL, {}]]])
   _, session, _ = await run_turns(
       make_agent(model, [conformance_toolset()]),
       ["show the result"],
@@ -534,7 +506,7 @@ async def ui_event_serialization(_: dict[str, Any]) -> dict[str, Any]:
   prints each Event's `exclude_none` dump (snake case and by alias), the
   Runner's yielded Events included, and every widget's payload.
   """
-  model = ScriptedLlm(calls=[[[UI_RESULT_TOOL, {"label": "golden"}]]])
+  model = RecordingLlm(calls=[[[UI_RESULT_TOOL, {"label": "golden"}]]])
   yielded, session, _ = await run_turns(
       make_agent(model, [conformance_toolset()]), ["show the result"]
   )

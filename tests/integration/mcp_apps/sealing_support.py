@@ -26,7 +26,6 @@ local-development ones.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
 from collections.abc import AsyncIterator
 import contextlib
 import dataclasses
@@ -58,48 +57,14 @@ from google.adk.mcp_apps.sealing.result_sealer import PENDING_SEALS
 from google.adk.mcp_apps.stores.sql_key_provider import SqlBindingKeyProvider
 from google.adk.mcp_apps.stores.sql_sealed_result_store import SqlSealedResultStore
 from google.adk.mcp_apps.stores.sql_session_lifecycle_store import SqlSessionLifecycleStore
-from google.adk.models.base_llm import BaseLlm
-from google.adk.models.llm_request import LlmRequest
-from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import Runner
 from google.genai import types as genai_types
+from scripted_llm import ScriptedLlm
 
 APP = "sealing"
 USER = "alice"
 TOOLSET = "conf"
 PRINCIPAL = Principal("alice-principal")
-
-
-class ScriptedLlm(BaseLlm):
-  """Calls every `(tool, args)` of `calls` in one turn, then answers text.
-
-  `on_answer`, if set, is awaited before the answer (after the calls'
-  Event was appended): a barrier between the two model calls.
-  """
-
-  model: str = "scripted"
-  calls: list[tuple[str, dict[str, Any]]] = []
-  on_answer: Any = None
-
-  async def generate_content_async(
-      self, llm_request: LlmRequest, stream: bool = False
-  ) -> AsyncGenerator[LlmResponse, None]:
-    del stream
-    answered = any(
-        part.function_response for part in llm_request.contents[-1].parts or []
-    )
-    if answered and self.on_answer is not None:
-      await self.on_answer()
-    if answered:
-      parts = [genai_types.Part(text="done")]
-    else:
-      parts = [
-          genai_types.Part(
-              function_call=genai_types.FunctionCall(name=name, args=args)
-          )
-          for name, args in self.calls
-      ]
-    yield LlmResponse(content=genai_types.Content(role="model", parts=parts))
 
 
 class ServerGate:
@@ -201,7 +166,7 @@ class BoundStack:
       self, session_id: str, *calls: tuple[str, dict[str, Any]]
   ) -> list[Event]:
     """One Runner turn in which the model makes `calls` in parallel."""
-    self.llm.calls = list(calls)
+    self.llm.steps = [list(calls)]
     events: list[Event] = []
     async for event in self.runner.run_async(
         user_id=USER,

@@ -41,7 +41,6 @@ through the revocation hook and the generation-bound proxy and tools.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
 import inspect
 import json
 import re
@@ -80,9 +79,6 @@ from google.adk.mcp_apps.profile import HostCapabilities
 from google.adk.mcp_apps.profile import local_dev_profile
 from google.adk.mcp_apps.profile import Prerequisite
 from google.adk.mcp_apps.profile.readiness import PROVIDERS
-from google.adk.models.base_llm import BaseLlm
-from google.adk.models.llm_request import LlmRequest
-from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import InMemoryRunner
 from google.adk.tools.mcp_tool import McpToolset
 from google.adk.tools.mcp_tool import StdioConnectionParams
@@ -90,6 +86,7 @@ from google.adk.tools.mcp_tool import StreamableHTTPConnectionParams
 from google.genai import types as genai_types
 from mcp_apps_conformance_server import names
 import pytest
+from scripted_llm import ScriptedLlm
 
 pytestmark = pytest.mark.integration
 
@@ -173,31 +170,6 @@ def _find(value: Any, key: str) -> Any:
   return None
 
 
-class ScriptedLlm(BaseLlm):
-  """Calls one tool on the first request, then answers with text."""
-
-  model: str = "scripted"
-  tool: str = names.WHOAMI
-
-  async def generate_content_async(
-      self, llm_request: LlmRequest, stream: bool = False
-  ) -> AsyncGenerator[LlmResponse, None]:
-    del stream
-    answered = any(
-        part.function_response
-        for content in llm_request.contents
-        for part in content.parts or []
-    )
-    part = (
-        genai_types.Part(text="done")
-        if answered
-        else genai_types.Part(
-            function_call=genai_types.FunctionCall(name=self.tool, args={})
-        )
-    )
-    yield LlmResponse(content=genai_types.Content(role="model", parts=[part]))
-
-
 async def _model_call(
     toolset: Any,
     tool: str = names.WHOAMI,
@@ -210,7 +182,10 @@ async def _model_call(
   `agent` adds `LlmAgent` arguments (callbacks).
   """
   agent = LlmAgent(
-      name="probe", model=ScriptedLlm(tool=tool), tools=[toolset], **agent
+      name="probe",
+      model=ScriptedLlm(steps=[[(tool, {})]]),
+      tools=[toolset],
+      **agent,
   )
   runner = InMemoryRunner(agent=agent, app_name="probe")
   responses = []

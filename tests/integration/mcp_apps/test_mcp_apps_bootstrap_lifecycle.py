@@ -74,13 +74,13 @@ from google.adk.tools.mcp_tool import StdioConnectionParams
 from google.genai import types as genai_types
 from mcp_apps_conformance_server import names
 import pytest
+from scripted_llm import ScriptedLlm
 from sealing_support import APP
 from sealing_support import authoritative_check
 from sealing_support import bound_stack
 from sealing_support import close_profile
 from sealing_support import LoggedStack
 from sealing_support import referenced_record_ids
-from sealing_support import ScriptedLlm
 from sealing_support import sql_profile
 from sealing_support import TOOLSET
 from sealing_support import USER
@@ -480,7 +480,9 @@ async def test_p2_loop_03_bootstrap_on_live_run_worker_loop(
         seen["error"] = e
       seen["live_during"] = not seen["loop"].is_closed()
 
-    llm = ScriptedLlm(calls=[("open_view", {})], on_answer=bootstrap_on_worker)
+    llm = ScriptedLlm(
+        steps=[[("open_view", {})]], on_answer=bootstrap_on_worker
+    )
     async with _sync_runner(h, llm) as runner:
       events = await asyncio.to_thread(_run_sync, runner, sid)
 
@@ -518,7 +520,7 @@ async def test_p2_loop_04_bootstrap_after_run_generator_finished(
     async def note_loop() -> None:
       loops.append(asyncio.get_running_loop())
 
-    llm = ScriptedLlm(calls=[("open_view", {})], on_answer=note_loop)
+    llm = ScriptedLlm(steps=[[("open_view", {})]], on_answer=note_loop)
     async with _sync_runner(h, llm) as runner:
       events = await asyncio.to_thread(_run_sync, runner, sid)
       (worker_loop,) = loops

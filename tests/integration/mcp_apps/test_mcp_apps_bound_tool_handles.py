@@ -36,7 +36,6 @@ the exception attached. Nothing sleeps to order anything.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
 from collections.abc import Awaitable
 from collections.abc import Callable
 import dataclasses
@@ -75,9 +74,7 @@ from google.adk.mcp_apps.catalog.listing import ToolListingBounds
 from google.adk.mcp_apps.contracts.scope import SessionKey
 from google.adk.mcp_apps.profile import HostLimits
 from google.adk.mcp_apps.profile import local_dev_profile
-from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
-from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import InMemoryRunner
 from google.adk.tools.mcp_tool import StdioConnectionParams
 from google.adk.tools.mcp_tool import StreamableHTTPConnectionParams
@@ -85,6 +82,7 @@ from google.adk.tools.mcp_tool.mcp_tool import McpTool
 from google.genai import types as genai_types
 from mcp_apps_conformance_server import names
 import pytest
+from scripted_llm import ScriptedLlm
 
 pytestmark = pytest.mark.integration
 
@@ -228,38 +226,6 @@ def _refusal(caplog: Any, tool: str) -> BaseException:
 Between = Callable[[ReadonlyContext, LlmRequest], Awaitable[None]]
 
 
-class ScriptedLlm(BaseLlm):
-  """Calls `tool` with `args` on a user message, then answers with text.
-
-  Records every request, so a test sees the catalog the model was given
-  and the function response it was shown.
-  """
-
-  model: str = "scripted"
-  tool: str = names.OPEN_VIEW
-  args: dict[str, Any] = {}
-  requests: list[Any] = []
-
-  async def generate_content_async(
-      self, llm_request: LlmRequest, stream: bool = False
-  ) -> AsyncGenerator[LlmResponse, None]:
-    del stream
-    self.requests.append(llm_request)
-    answered = any(
-        part.function_response for part in llm_request.contents[-1].parts or []
-    )
-    part = (
-        genai_types.Part(text="done")
-        if answered
-        else genai_types.Part(
-            function_call=genai_types.FunctionCall(
-                name=self.tool, args=dict(self.args)
-            )
-        )
-    )
-    yield LlmResponse(content=genai_types.Content(role="model", parts=[part]))
-
-
 @dataclasses.dataclass
 class Turn:
   """One Runner turn in which the model called one tool.
@@ -289,7 +255,7 @@ class Conversation:
 
   def __init__(self, registry: McpAppBindingRegistry):
     self.registry = registry
-    self.llm = ScriptedLlm()
+    self.llm = ScriptedLlm(steps=[[(names.OPEN_VIEW, {})]])
     self._between: Optional[Between] = None
     self.agent = LlmAgent(
         name="probe",
@@ -339,7 +305,7 @@ class Conversation:
       between: Optional[Between] = None,
   ) -> Turn:
     """One turn whose model calls `tool`; `between` runs before the call."""
-    self.llm.tool, self.llm.args = tool, args or {}
+    self.llm.steps = [[(tool, args or {})]]
     self._between = between
     first = len(self.llm.requests)
     responses = []

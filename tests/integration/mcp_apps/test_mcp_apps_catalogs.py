@@ -44,8 +44,8 @@ reserved names under a prefix (`composed_reserved_names`).
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
 from collections.abc import AsyncIterator
+from collections.abc import Callable
 from collections.abc import Iterator
 import contextlib
 import dataclasses
@@ -64,9 +64,6 @@ from google.adk.mcp_apps.catalog.visibility import MalformedVisibility
 from google.adk.mcp_apps.catalog.visibility import normalize_visibility
 from google.adk.mcp_apps.errors import DenialReason
 from google.adk.mcp_apps.errors import McpAppVisibilityError
-from google.adk.models.base_llm import BaseLlm
-from google.adk.models.llm_request import LlmRequest
-from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import InMemoryRunner
 from google.adk.tools.mcp_tool.mcp_session_manager import StdioConnectionParams
 from google.adk.tools.mcp_tool.mcp_session_manager import StreamableHTTPConnectionParams
@@ -74,8 +71,8 @@ from google.adk.tools.mcp_tool.mcp_toolset import McpToolset
 from google.genai import types as genai_types
 from mcp import StdioServerParameters
 from mcp_apps_conformance_server import names
-from pydantic import Field
 import pytest
+from scripted_llm import ScriptedLlm
 
 pytestmark = pytest.mark.integration
 
@@ -239,6 +236,30 @@ def legacy(servers: ServerPool) -> Endpoint:
   return servers["legacy-http"]
 
 
+MakeToolset = Callable[..., McpToolset]
+"""`toolsets(endpoint, **kwargs)`: a directly constructed `McpToolset`."""
+
+
+@pytest.fixture
+async def toolsets() -> AsyncIterator[MakeToolset]:
+  """Makes toolsets for endpoints; every one is closed at teardown."""
+  made: list[McpToolset] = []
+
+  def make(endpoint: Endpoint, **kwargs: Any) -> McpToolset:
+    made.append(endpoint.toolset(**kwargs))
+    return made[-1]
+
+  yield make
+  for toolset in made:
+    await toolset.close()
+
+
+@pytest.fixture
+def toolset(endpoint: Endpoint, toolsets: MakeToolset) -> McpToolset:
+  """A plain toolset for the test's endpoint, closed at teardown."""
+  return toolsets(endpoint)
+
+
 @contextlib.asynccontextmanager
 async def app_session(
     endpoint: Endpoint, toolset: McpToolset
@@ -269,30 +290,12 @@ async def model_names(toolset: McpToolset) -> set[str]:
   return {tool.name for tool in await toolset.get_tools_with_prefix()}
 
 
-class CapturingLlm(BaseLlm):
-  """A stand-in model that records each request and answers with text."""
-
-  model: str = "capturing-stand-in"
-  requests: list[LlmRequest] = Field(default_factory=list)
-
-  async def generate_content_async(
-      self, llm_request: LlmRequest, stream: bool = False
-  ) -> AsyncGenerator[LlmResponse, None]:
-    del stream
-    self.requests.append(llm_request)
-    yield LlmResponse(
-        content=genai_types.Content(
-            role="model", parts=[genai_types.Part(text="done")]
-        )
-    )
-
-
 async def llm_declarations(toolset: McpToolset) -> set[str]:
   """Runs one agent turn and returns the declared function names.
 
   The runner closes the toolset when it is closed.
   """
-  llm = CapturingLlm()
+  llm = ScriptedLlm()
   agent = LlmAgent(name="catalog_probe", model=llm, tools=[toolset])
   runner = InMemoryRunner(agent=agent, app_name="catalog_probe")
   try:
@@ -329,22 +332,19 @@ async def raw_listing(session: Any) -> dict[str, Any]:
 
 async def test_p1_vis_01_absent_visibility_is_model_and_app(
     endpoint: Endpoint,
+    toolset: McpToolset,
 ) -> None:
   """P1-VIS-01: no `_meta.ui.visibility` means both catalogs have the tool."""
-  toolset = endpoint.toolset()
-  try:
-    model = await model_names(toolset)
-    async with app_session(endpoint, toolset) as session:
-      listed = await raw_listing(session)
-      mark = endpoint.mark()
-      admitted = await admit(session, names.WHOAMI)
-      app = {t.name for t in await list_app_catalog(session)}
-      assert endpoint.calls(mark) == []
-      # Positive control: an admitted call is what the request log sees.
-      answer = await session.call_tool(names.WHOAMI, {})
-      assert endpoint.calls(mark) == [names.WHOAMI]
-  finally:
-    await toolset.close()
+  model = await model_names(toolset)
+  async with app_session(endpoint, toolset) as session:
+    listed = await raw_listing(session)
+    mark = endpoint.mark()
+    admitted = await admit(session, names.WHOAMI)
+    app = {t.name for t in await list_app_catalog(session)}
+    assert endpoint.calls(mark) == []
+    # Positive control: an admitted call is what the request log sees.
+    answer = await session.call_tool(names.WHOAMI, {})
+    assert endpoint.calls(mark) == [names.WHOAMI]
   assert listed[names.WHOAMI].meta is None
   assert names.WHOAMI in model
   assert admitted.name == names.WHOAMI
@@ -355,19 +355,16 @@ async def test_p1_vis_01_absent_visibility_is_model_and_app(
 
 async def test_p1_vis_02_model_only_is_denied_to_views(
     endpoint: Endpoint,
+    toolset: McpToolset,
 ) -> None:
   """P1-VIS-02: `["model"]` is in the model catalog; a View call is denied."""
-  toolset = endpoint.toolset()
-  try:
-    model = await model_names(toolset)
-    async with app_session(endpoint, toolset) as session:
-      listed = await raw_listing(session)
-      mark = endpoint.mark()
-      reason = await denial(session, MODEL_ONLY)
-      app = {t.name for t in await list_app_catalog(session)}
-      assert endpoint.calls(mark) == []
-  finally:
-    await toolset.close()
+  model = await model_names(toolset)
+  async with app_session(endpoint, toolset) as session:
+    listed = await raw_listing(session)
+    mark = endpoint.mark()
+    reason = await denial(session, MODEL_ONLY)
+    app = {t.name for t in await list_app_catalog(session)}
+    assert endpoint.calls(mark) == []
   assert listed[MODEL_ONLY].meta["ui"]["visibility"] == ["model"]
   assert MODEL_ONLY in model
   assert reason is DenialReason.NOT_APP_VISIBLE
@@ -376,21 +373,18 @@ async def test_p1_vis_02_model_only_is_denied_to_views(
 
 async def test_p1_vis_03_app_only_is_hidden_from_model_callable_by_view(
     endpoint: Endpoint,
+    toolset: McpToolset,
 ) -> None:
   """P1-VIS-03: `["app"]` is absent for the model, callable by its View."""
-  toolset = endpoint.toolset()
-  try:
-    model = await model_names(toolset)
-    async with app_session(endpoint, toolset) as session:
-      listed = await raw_listing(session)
-      mark = endpoint.mark()
-      admitted = [(await admit(session, name)).name for name in APP_ONLY]
-      app = {t.name for t in await list_app_catalog(session)}
-      answer = await session.call_tool(names.APP_FOLLOWUP, {"nonce": "x"})
-      assert endpoint.calls(mark) == [names.APP_FOLLOWUP]
-    declared = await llm_declarations(toolset)
-  finally:
-    await toolset.close()
+  model = await model_names(toolset)
+  async with app_session(endpoint, toolset) as session:
+    listed = await raw_listing(session)
+    mark = endpoint.mark()
+    admitted = [(await admit(session, name)).name for name in APP_ONLY]
+    app = {t.name for t in await list_app_catalog(session)}
+    answer = await session.call_tool(names.APP_FOLLOWUP, {"nonce": "x"})
+    assert endpoint.calls(mark) == [names.APP_FOLLOWUP]
+  declared = await llm_declarations(toolset)
   for name in APP_ONLY:
     assert listed[name].meta["ui"]["visibility"] == ["app"]
     assert name not in model
@@ -409,15 +403,12 @@ async def test_p1_vis_03_app_only_is_hidden_from_model_callable_by_view(
 
 async def test_p1_vis_04_malformed_visibility_excluded_from_model(
     endpoint: Endpoint,
+    toolset: McpToolset,
 ) -> None:
   """P1-VIS-04: every malformed shape is deny-all for the model catalog."""
-  toolset = endpoint.toolset()
-  try:
-    model = await model_names(toolset)
-    async with app_session(endpoint, toolset) as session:
-      listed = await raw_listing(session)
-  finally:
-    await toolset.close()
+  model = await model_names(toolset)
+  async with app_session(endpoint, toolset) as session:
+    listed = await raw_listing(session)
   assert set(MALFORMED) <= set(listed)
   assert not set(MALFORMED) & model
   assert names.OPEN_VIEW in model
@@ -425,37 +416,32 @@ async def test_p1_vis_04_malformed_visibility_excluded_from_model(
 
 async def test_p1_vis_05_malformed_visibility_denied_to_views(
     endpoint: Endpoint,
+    toolset: McpToolset,
 ) -> None:
   """P1-VIS-05: a View call to a malformed-visibility tool is denied."""
-  toolset = endpoint.toolset()
-  try:
-    async with app_session(endpoint, toolset) as session:
-      mark = endpoint.mark()
-      reasons = {name: await denial(session, name) for name in MALFORMED}
-      app = {t.name for t in await list_app_catalog(session)}
-      assert endpoint.calls(mark) == []
-  finally:
-    await toolset.close()
+  async with app_session(endpoint, toolset) as session:
+    mark = endpoint.mark()
+    reasons = {name: await denial(session, name) for name in MALFORMED}
+    app = {t.name for t in await list_app_catalog(session)}
+    assert endpoint.calls(mark) == []
   assert reasons == dict.fromkeys(MALFORMED, DenialReason.MALFORMED_VISIBILITY)
   assert not set(MALFORMED) & app
   assert names.OPEN_VIEW in app
 
 
 async def test_p1_vis_06_malformed_visibility_is_logged(
-    endpoint: Endpoint, caplog: pytest.LogCaptureFixture
+    endpoint: Endpoint,
+    caplog: pytest.LogCaptureFixture,
+    toolset: McpToolset,
 ) -> None:
   """P1-VIS-06: one log record names the tool and the normalization failure."""
-  toolset = endpoint.toolset()
-  try:
-    with caplog.at_level(logging.WARNING):
-      await toolset.get_tools()
-      model_records = list(caplog.records)
-      caplog.clear()
-      async with app_session(endpoint, toolset) as session:
-        await denial(session, "malformed_visibility_unknown")
-      app_records = list(caplog.records)
-  finally:
-    await toolset.close()
+  with caplog.at_level(logging.WARNING):
+    await toolset.get_tools()
+    model_records = list(caplog.records)
+    caplog.clear()
+    async with app_session(endpoint, toolset) as session:
+      await denial(session, "malformed_visibility_unknown")
+    app_records = list(caplog.records)
 
   def messages(records: list[logging.LogRecord], tool: str) -> list[str]:
     return [
@@ -474,16 +460,12 @@ async def test_p1_vis_06_malformed_visibility_is_logged(
 
 
 async def test_p1_vis_07_direct_toolset_never_shows_app_only(
-    endpoint: Endpoint,
+    toolset: McpToolset,
 ) -> None:
   """P1-VIS-07: no profile, direct `McpToolset`: app-only never reaches the LLM."""
-  toolset = endpoint.toolset()
-  try:
-    model = await model_names(toolset)
-    unprefixed = {t.name for t in await toolset.get_tools()}
-    declared = await llm_declarations(toolset)
-  finally:
-    await toolset.close()
+  model = await model_names(toolset)
+  unprefixed = {t.name for t in await toolset.get_tools()}
+  declared = await llm_declarations(toolset)
   for name in APP_ONLY:
     assert name not in model
     assert name not in unprefixed
@@ -494,19 +476,16 @@ async def test_p1_vis_07_direct_toolset_never_shows_app_only(
 
 async def test_p1_vis_08_malformed_is_deny_all_in_both_catalogs(
     endpoint: Endpoint,
+    toolset: McpToolset,
 ) -> None:
   """P1-VIS-08: the same normalized (malformed) value for every consumer."""
-  toolset = endpoint.toolset()
-  try:
-    model = await model_names(toolset)
-    async with app_session(endpoint, toolset) as session:
-      listed = await raw_listing(session)
-      mark = endpoint.mark()
-      app = {t.name for t in await list_app_catalog(session)}
-      reasons = {name: await denial(session, name) for name in MALFORMED}
-      assert endpoint.calls(mark) == []
-  finally:
-    await toolset.close()
+  model = await model_names(toolset)
+  async with app_session(endpoint, toolset) as session:
+    listed = await raw_listing(session)
+    mark = endpoint.mark()
+    app = {t.name for t in await list_app_catalog(session)}
+    reasons = {name: await denial(session, name) for name in MALFORMED}
+    assert endpoint.calls(mark) == []
   for name, why in MALFORMED.items():
     normalized = normalize_visibility(listed[name].meta)
     assert normalized.malformed is why
@@ -522,14 +501,12 @@ async def test_p1_vis_08_malformed_is_deny_all_in_both_catalogs(
 
 async def test_p1_mcat_01_tool_filter_intersects_model_visibility(
     endpoint: Endpoint,
+    toolsets: MakeToolset,
 ) -> None:
   """P1-MCAT-01: the model catalog is `tool_filter` ∩ `"model"` visibility."""
   selected = [names.OPEN_VIEW, names.APP_FOLLOWUP, MODEL_ONLY]
-  toolset = endpoint.toolset(tool_filter=selected)
-  try:
-    model = {t.name for t in await toolset.get_tools()}
-  finally:
-    await toolset.close()
+  toolset = toolsets(endpoint, tool_filter=selected)
+  model = {t.name for t in await toolset.get_tools()}
   # Model-visible but not selected: absent (side_effect, whoami, ...).
   # Selected but app-only: still absent (app_followup).
   assert model == {names.OPEN_VIEW, MODEL_ONLY}
@@ -537,18 +514,16 @@ async def test_p1_mcat_01_tool_filter_intersects_model_visibility(
 
 async def test_p1_mcat_02_prefix_applied_exactly_once(
     endpoint: Endpoint,
+    toolsets: MakeToolset,
 ) -> None:
   """P1-MCAT-02: model entries carry `tool_name_prefix` exactly once."""
-  toolset = endpoint.toolset(tool_name_prefix="conf")
-  try:
-    native = {t.name for t in await toolset.get_tools()}
-    first = await toolset.get_tools_with_prefix()
-    second = await toolset.get_tools_with_prefix()
-    # pylint: disable-next=protected-access
-    declarations = [t._get_declaration() for t in first]
-    declared = await llm_declarations(toolset)
-  finally:
-    await toolset.close()
+  toolset = toolsets(endpoint, tool_name_prefix="conf")
+  native = {t.name for t in await toolset.get_tools()}
+  first = await toolset.get_tools_with_prefix()
+  second = await toolset.get_tools_with_prefix()
+  # pylint: disable-next=protected-access
+  declarations = [t._get_declaration() for t in first]
+  declared = await llm_declarations(toolset)
   expected = {f"conf_{name}" for name in native}
   assert names.OPEN_VIEW in native
   assert {t.name for t in first} == expected
@@ -561,36 +536,33 @@ async def test_p1_mcat_02_prefix_applied_exactly_once(
 
 async def test_p1_mcat_03_ttl_cache_serves_model_catalog(
     endpoint: Endpoint,
+    toolsets: MakeToolset,
 ) -> None:
   """P1-MCAT-03: within the TTL a model turn issues no new `tools/list`."""
 
   def listings(since: int) -> int:
     return sum(r["method"] == "tools/list" for r in endpoint.requests(since))
 
-  cached = endpoint.toolset(tool_list_cache_ttl_seconds=3600)
-  uncached = endpoint.toolset()
-  try:
-    mark = endpoint.mark()
-    first = {t.name for t in await cached.get_tools()}
-    first_listings = listings(mark)
-    async with app_session(endpoint, cached) as session:
-      await session.call_tool(names.MUTATE_CATALOG, {"change": "visibility"})
-      try:
-        mark = endpoint.mark()
-        second = {t.name for t in await cached.get_tools()}
-        second_listings = listings(mark)
-        # The server's catalog did change: mutable_view is now app-only.
-        changed = (await raw_listing(session))[names.MUTABLE_VIEW]
-      finally:
-        await session.call_tool(names.MUTATE_CATALOG, {"change": "reset"})
-    # Control: without a TTL every model turn lists afresh.
-    mark = endpoint.mark()
-    await uncached.get_tools()
-    await uncached.get_tools()
-    uncached_listings = listings(mark)
-  finally:
-    await cached.close()
-    await uncached.close()
+  cached = toolsets(endpoint, tool_list_cache_ttl_seconds=3600)
+  uncached = toolsets(endpoint)
+  mark = endpoint.mark()
+  first = {t.name for t in await cached.get_tools()}
+  first_listings = listings(mark)
+  async with app_session(endpoint, cached) as session:
+    await session.call_tool(names.MUTATE_CATALOG, {"change": "visibility"})
+    try:
+      mark = endpoint.mark()
+      second = {t.name for t in await cached.get_tools()}
+      second_listings = listings(mark)
+      # The server's catalog did change: mutable_view is now app-only.
+      changed = (await raw_listing(session))[names.MUTABLE_VIEW]
+    finally:
+      await session.call_tool(names.MUTATE_CATALOG, {"change": "reset"})
+  # Control: without a TTL every model turn lists afresh.
+  mark = endpoint.mark()
+  await uncached.get_tools()
+  await uncached.get_tools()
+  uncached_listings = listings(mark)
   assert first_listings == 1
   assert second_listings == 0
   assert second == first
@@ -604,22 +576,20 @@ async def test_p1_mcat_03_ttl_cache_serves_model_catalog(
 
 async def test_p1_acat_01_app_catalog_uses_native_names(
     endpoint: Endpoint,
+    toolsets: MakeToolset,
 ) -> None:
   """P1-ACAT-01: with a prefix, the native name is admitted, the prefixed not."""
-  toolset = endpoint.toolset(tool_name_prefix="conf")
-  try:
-    model = await model_names(toolset)
-    async with app_session(endpoint, toolset) as session:
-      mark = endpoint.mark()
-      admitted = await admit(session, names.SIDE_EFFECT)
-      reason = await denial(session, f"conf_{names.SIDE_EFFECT}")
-      app = {t.name for t in await list_app_catalog(session)}
-      assert endpoint.calls(mark) == []
-    if endpoint.transport != "modern-http":
-      toolset_app = {t.name for t in await list_toolset_app_catalog(toolset)}
-      assert toolset_app == app
-  finally:
-    await toolset.close()
+  toolset = toolsets(endpoint, tool_name_prefix="conf")
+  model = await model_names(toolset)
+  async with app_session(endpoint, toolset) as session:
+    mark = endpoint.mark()
+    admitted = await admit(session, names.SIDE_EFFECT)
+    reason = await denial(session, f"conf_{names.SIDE_EFFECT}")
+    app = {t.name for t in await list_app_catalog(session)}
+    assert endpoint.calls(mark) == []
+  if endpoint.transport != "modern-http":
+    toolset_app = {t.name for t in await list_toolset_app_catalog(toolset)}
+    assert toolset_app == app
   assert f"conf_{names.SIDE_EFFECT}" in model
   assert admitted.name == names.SIDE_EFFECT
   assert reason is DenialReason.NOT_LISTED
@@ -641,21 +611,18 @@ def _expected_app_catalog(listed: dict[str, Any]) -> set[str]:
 
 async def test_p1_acat_02_default_policy_admits_exactly_app_visible(
     endpoint: Endpoint,
+    toolset: McpToolset,
 ) -> None:
   """P1-ACAT-02: the default policy admits exactly the app-visible tools."""
-  toolset = endpoint.toolset()
-  try:
-    async with app_session(endpoint, toolset) as session:
-      listed = await raw_listing(session)
-      mark = endpoint.mark()
-      app = [t.name for t in await list_app_catalog(session)]
-      admitted = {name for name in app if (await admit(session, name)).name}
-      denied = {
-          name: await denial(session, name) for name in set(listed) - set(app)
-      }
-      assert endpoint.calls(mark) == []
-  finally:
-    await toolset.close()
+  async with app_session(endpoint, toolset) as session:
+    listed = await raw_listing(session)
+    mark = endpoint.mark()
+    app = [t.name for t in await list_app_catalog(session)]
+    admitted = {name for name in app if (await admit(session, name)).name}
+    denied = {
+        name: await denial(session, name) for name in set(listed) - set(app)
+    }
+    assert endpoint.calls(mark) == []
   assert set(app) == _expected_app_catalog(listed)
   assert admitted == set(app)
   assert set(APP_ONLY) <= admitted
@@ -665,25 +632,22 @@ async def test_p1_acat_02_default_policy_admits_exactly_app_visible(
 
 async def test_p1_acat_03_deny_all_policy_denies_every_view_call(
     endpoint: Endpoint,
+    toolset: McpToolset,
 ) -> None:
   """P1-ACAT-03: a deny-all policy denies even app-visible tools."""
-  toolset = endpoint.toolset()
   policy = AppCallPolicy.deny_all()
-  try:
-    async with app_session(endpoint, toolset) as session:
-      listed = await raw_listing(session)
-      mark = endpoint.mark()
-      reasons = {
-          name: await denial(session, name, policy=policy)
-          for name in (names.SIDE_EFFECT, *APP_ONLY, names.OPEN_VIEW)
-      }
-      # A policy denial needs no I/O: nothing at all reached the server.
-      assert endpoint.requests(mark) == []
-      app = await list_app_catalog(session, policy)
-      assert endpoint.calls(mark) == []
-      effects = await session.call_tool(names.READ_EFFECTS, {})
-  finally:
-    await toolset.close()
+  async with app_session(endpoint, toolset) as session:
+    listed = await raw_listing(session)
+    mark = endpoint.mark()
+    reasons = {
+        name: await denial(session, name, policy=policy)
+        for name in (names.SIDE_EFFECT, *APP_ONLY, names.OPEN_VIEW)
+    }
+    # A policy denial needs no I/O: nothing at all reached the server.
+    assert endpoint.requests(mark) == []
+    app = await list_app_catalog(session, policy)
+    assert endpoint.calls(mark) == []
+    effects = await session.call_tool(names.READ_EFFECTS, {})
   assert names.SIDE_EFFECT in listed
   assert set(reasons.values()) == {DenialReason.POLICY_DENIED}
   assert app == []
@@ -692,6 +656,7 @@ async def test_p1_acat_03_deny_all_policy_denies_every_view_call(
 
 async def test_p1_acat_04_partial_policy_is_intersection(
     endpoint: Endpoint,
+    toolset: McpToolset,
 ) -> None:
   """P1-ACAT-04: policy ∩ `"app"`: outside the policy or model-only is denied."""
   policy = (
@@ -703,17 +668,13 @@ async def test_p1_acat_04_partial_policy_is_intersection(
       )
       .narrow(AppCallPolicy.only({names.SIDE_EFFECT, MODEL_ONLY}))
   )
-  toolset = endpoint.toolset()
-  try:
-    async with app_session(endpoint, toolset) as session:
-      mark = endpoint.mark()
-      admitted = await admit(session, names.SIDE_EFFECT, policy=policy)
-      outside = await denial(session, names.APP_FOLLOWUP, policy=policy)
-      model_only = await denial(session, MODEL_ONLY, policy=policy)
-      app = [t.name for t in await list_app_catalog(session, policy)]
-      assert endpoint.calls(mark) == []
-  finally:
-    await toolset.close()
+  async with app_session(endpoint, toolset) as session:
+    mark = endpoint.mark()
+    admitted = await admit(session, names.SIDE_EFFECT, policy=policy)
+    outside = await denial(session, names.APP_FOLLOWUP, policy=policy)
+    model_only = await denial(session, MODEL_ONLY, policy=policy)
+    app = [t.name for t in await list_app_catalog(session, policy)]
+    assert endpoint.calls(mark) == []
   assert policy.allowed == frozenset({names.SIDE_EFFECT, MODEL_ONLY})
   assert admitted.name == names.SIDE_EFFECT
   assert outside is DenialReason.POLICY_DENIED
@@ -722,35 +683,33 @@ async def test_p1_acat_04_partial_policy_is_intersection(
 
 
 async def test_p1_acat_06_cross_server_calls_are_blocked(
-    endpoint: Endpoint, servers: ServerPool
+    endpoint: Endpoint,
+    servers: ServerPool,
+    toolset: McpToolset,
+    toolsets: MakeToolset,
 ) -> None:
   """P1-ACAT-06: a View call to another configured server is always denied."""
   other = servers[
       "legacy-http" if endpoint.transport != "legacy-http" else "modern-http"
   ]
-  toolset = endpoint.toolset()
-  other_toolset = other.toolset()
-  try:
-    async with app_session(other, other_toolset) as other_session:
-      other_app = {t.name for t in await list_app_catalog(other_session)}
-    async with app_session(endpoint, toolset) as session:
-      await raw_listing(session)
-      mark, other_mark = endpoint.mark(), other.mark()
-      reasons = {
-          name: await denial(
-              session,
-              name,
-              view_server_id=SERVER_ID,
-              target_server_id="other-server",
-          )
-          for name in (names.APP_FOLLOWUP, names.SIDE_EFFECT, names.WHOAMI)
-      }
-      # Denied before any I/O, on either server.
-      assert endpoint.requests(mark) == []
-      assert other.requests(other_mark) == []
-  finally:
-    await toolset.close()
-    await other_toolset.close()
+  other_toolset = toolsets(other)
+  async with app_session(other, other_toolset) as other_session:
+    other_app = {t.name for t in await list_app_catalog(other_session)}
+  async with app_session(endpoint, toolset) as session:
+    await raw_listing(session)
+    mark, other_mark = endpoint.mark(), other.mark()
+    reasons = {
+        name: await denial(
+            session,
+            name,
+            view_server_id=SERVER_ID,
+            target_server_id="other-server",
+        )
+        for name in (names.APP_FOLLOWUP, names.SIDE_EFFECT, names.WHOAMI)
+    }
+    # Denied before any I/O, on either server.
+    assert endpoint.requests(mark) == []
+    assert other.requests(other_mark) == []
   assert names.APP_FOLLOWUP in other_app  # app-only on the other server
   assert set(reasons.values()) == {DenialReason.CROSS_SERVER}
 
@@ -760,17 +719,16 @@ async def test_p1_acat_06_cross_server_calls_are_blocked(
 
 @pytest.mark.parametrize("reserved", RESERVED)
 async def test_p1_rsv_01_model_catalog_skips_reserved_native_name(
-    legacy: Endpoint, reserved: str
+    legacy: Endpoint,
+    reserved: str,
+    toolsets: MakeToolset,
 ) -> None:
   """P1-RSV-01: a reserved native name never reaches the model, no prefix."""
-  toolset = legacy.toolset()
-  try:
-    model = await model_names(toolset)
-    async with app_session(legacy, toolset) as session:
-      listed = await raw_listing(session)
-    declared = await llm_declarations(toolset)
-  finally:
-    await toolset.close()
+  toolset = toolsets(legacy)
+  model = await model_names(toolset)
+  async with app_session(legacy, toolset) as session:
+    listed = await raw_listing(session)
+  declared = await llm_declarations(toolset)
   assert reserved in listed
   assert reserved not in model
   assert reserved not in declared
@@ -779,15 +737,14 @@ async def test_p1_rsv_01_model_catalog_skips_reserved_native_name(
 
 @pytest.mark.parametrize("reserved", RESERVED)
 async def test_p1_rsv_02_model_catalog_skips_reserved_native_name_with_prefix(
-    legacy: Endpoint, reserved: str
+    legacy: Endpoint,
+    reserved: str,
+    toolsets: MakeToolset,
 ) -> None:
   """P1-RSV-02: with a prefix, a reserved native name is still excluded."""
-  toolset = legacy.toolset(tool_name_prefix="conf")
-  try:
-    model = await model_names(toolset)
-    declared = await llm_declarations(toolset)
-  finally:
-    await toolset.close()
+  toolset = toolsets(legacy, tool_name_prefix="conf")
+  model = await model_names(toolset)
+  declared = await llm_declarations(toolset)
   assert f"conf_{reserved}" not in model
   assert f"conf_{reserved}" not in declared
   assert reserved not in declared
@@ -796,17 +753,17 @@ async def test_p1_rsv_02_model_catalog_skips_reserved_native_name_with_prefix(
 
 @pytest.mark.parametrize(("prefix", "native"), COMPOSED)
 async def test_p1_rsv_03_prefix_cannot_compose_reserved_name(
-    legacy: Endpoint, prefix: str, native: str
+    legacy: Endpoint,
+    prefix: str,
+    native: str,
+    toolsets: MakeToolset,
 ) -> None:
   """P1-RSV-03: prefix + native name composing a reserved name is excluded."""
   composed = f"{prefix}_{native}"
   assert composed in reserved_names.RESERVED_TOOL_NAMES
-  toolset = legacy.toolset(tool_name_prefix=prefix)
-  try:
-    model = await model_names(toolset)
-    declared = await llm_declarations(toolset)
-  finally:
-    await toolset.close()
+  toolset = toolsets(legacy, tool_name_prefix=prefix)
+  model = await model_names(toolset)
+  declared = await llm_declarations(toolset)
   assert composed not in model
   assert composed not in declared
   assert f"{prefix}_{names.OPEN_VIEW}" in declared
@@ -814,21 +771,20 @@ async def test_p1_rsv_03_prefix_cannot_compose_reserved_name(
 
 @pytest.mark.parametrize("reserved", RESERVED)
 async def test_p1_rsv_04_app_catalog_excludes_reserved_native_name(
-    legacy: Endpoint, reserved: str
+    legacy: Endpoint,
+    reserved: str,
+    toolsets: MakeToolset,
 ) -> None:
   """P1-RSV-04: an app-visible reserved name is denied, with no remote call."""
-  toolset = legacy.toolset()
-  try:
-    async with app_session(legacy, toolset) as session:
-      listed = await raw_listing(session)
-      mark = legacy.mark()
-      reason = await denial(session, reserved)
-      # Denied by name alone: not even an admission listing was needed.
-      assert legacy.requests(mark) == []
-      app = {t.name for t in await list_app_catalog(session)}
-      assert legacy.calls(mark) == []
-  finally:
-    await toolset.close()
+  toolset = toolsets(legacy)
+  async with app_session(legacy, toolset) as session:
+    listed = await raw_listing(session)
+    mark = legacy.mark()
+    reason = await denial(session, reserved)
+    # Denied by name alone: not even an admission listing was needed.
+    assert legacy.requests(mark) == []
+    app = {t.name for t in await list_app_catalog(session)}
+    assert legacy.calls(mark) == []
   assert "app" in listed[reserved].meta["ui"]["visibility"]
   assert reason is DenialReason.RESERVED_NAME
   assert reserved not in app
@@ -836,21 +792,20 @@ async def test_p1_rsv_04_app_catalog_excludes_reserved_native_name(
 
 @pytest.mark.parametrize("reserved", RESERVED)
 async def test_p1_rsv_05_app_catalog_excludes_reserved_name_under_prefix(
-    legacy: Endpoint, reserved: str
+    legacy: Endpoint,
+    reserved: str,
+    toolsets: MakeToolset,
 ) -> None:
   """P1-RSV-05: with a prefix, the app catalog still checks native names."""
   prefix, native = next((p, n) for p, n in COMPOSED if f"{p}_{n}" == reserved)
-  toolset = legacy.toolset(tool_name_prefix=prefix)
-  try:
-    app = {t.name for t in await list_toolset_app_catalog(toolset)}
-    async with app_session(legacy, toolset) as session:
-      mark = legacy.mark()
-      reason = await denial(session, reserved)
-      # The native half of a composed name is an ordinary native name.
-      admitted = await admit(session, native)
-      assert legacy.calls(mark) == []
-  finally:
-    await toolset.close()
+  toolset = toolsets(legacy, tool_name_prefix=prefix)
+  app = {t.name for t in await list_toolset_app_catalog(toolset)}
+  async with app_session(legacy, toolset) as session:
+    mark = legacy.mark()
+    reason = await denial(session, reserved)
+    # The native half of a composed name is an ordinary native name.
+    admitted = await admit(session, native)
+    assert legacy.calls(mark) == []
   assert reserved not in app
   assert reason is DenialReason.RESERVED_NAME
   assert native in app

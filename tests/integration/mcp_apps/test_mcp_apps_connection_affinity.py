@@ -50,7 +50,6 @@ Nothing sleeps to order anything: faults are armed by files, hooks run in
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
 from collections.abc import Callable
 import contextlib
 import dataclasses
@@ -81,8 +80,6 @@ from google.adk.mcp_apps.errors import DenialReason
 from google.adk.mcp_apps.errors import McpAppVisibilityError
 from google.adk.mcp_apps.profile import local_dev_profile
 from google.adk.models.base_llm import BaseLlm
-from google.adk.models.llm_request import LlmRequest
-from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import InMemoryRunner
 from google.adk.tools.mcp_tool import SseConnectionParams
 from google.adk.tools.mcp_tool import StdioConnectionParams
@@ -93,6 +90,7 @@ from mcp import types as mcp_types
 import mcp.client.session as sdk_session
 from mcp_apps_conformance_server import names
 import pytest
+from scripted_llm import ScriptedLlm
 
 pytestmark = pytest.mark.integration
 
@@ -298,30 +296,6 @@ def legacy_era_by_default(monkeypatch: Any) -> None:
 # --- The stand-in model and Runner turns -------------------------------------
 
 
-class ScriptedLlm(BaseLlm):
-  """A stand-in model: each request makes the next scripted function call.
-
-  `script` holds the `(tool, args)` calls of the current turn, one per model
-  request; once it is exhausted the model answers with text.
-  """
-
-  model: str = "scripted"
-  script: list[tuple[str, dict[str, Any]]] = []
-
-  async def generate_content_async(
-      self, llm_request: LlmRequest, stream: bool = False
-  ) -> AsyncGenerator[LlmResponse, None]:
-    del llm_request, stream
-    if self.script:
-      tool, args = self.script.pop(0)
-      part = genai_types.Part(
-          function_call=genai_types.FunctionCall(name=tool, args=args)
-      )
-    else:
-      part = genai_types.Part(text="done")
-    yield LlmResponse(content=genai_types.Content(role="model", parts=[part]))
-
-
 @dataclasses.dataclass
 class Turn:
   """What one Runner turn's model called, and what each call returned."""
@@ -373,8 +347,8 @@ class Conversation:
     """One turn whose model makes `calls` (tool names or (name, args))."""
     assert self.key is not None
     if isinstance(self.llm, ScriptedLlm):
-      self.llm.script = [
-          (call, {}) if isinstance(call, str) else call for call in calls
+      self.llm.steps = [
+          [(call, {}) if isinstance(call, str) else call] for call in calls
       ]
     call_ids: list[str] = []
     responses: dict[str, dict[str, Any]] = {}

@@ -49,7 +49,6 @@ runtime toolset, which a rebind constructs anew.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
 import json
 import os
 from pathlib import Path
@@ -82,15 +81,13 @@ from google.adk.mcp_apps.profile import McpAppsHostProfile
 from google.adk.mcp_apps.profile import ResourcePolicySettings
 from google.adk.mcp_apps.profile import verify_binding_revision
 from google.adk.mcp_apps.resources.policy import ResourcePolicyEntry
-from google.adk.models.base_llm import BaseLlm
-from google.adk.models.llm_request import LlmRequest
-from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import InMemoryRunner
 from google.adk.tools.mcp_tool import StdioConnectionParams
 from google.adk.tools.mcp_tool import StreamableHTTPConnectionParams
 from google.genai import types as genai_types
 from mcp_apps_conformance_server import names
 import pytest
+from scripted_llm import ScriptedLlm
 
 pytestmark = pytest.mark.integration
 
@@ -791,33 +788,11 @@ async def test_p2_prof_20_superseded_generation_issues_no_new_lease(
     assert result.released
 
 
-class ScriptedLlm(BaseLlm):
-  """Calls `whoami` on the first request, then answers with text."""
-
-  model: str = "scripted"
-
-  async def generate_content_async(
-      self, llm_request: LlmRequest, stream: bool = False
-  ) -> AsyncGenerator[LlmResponse, None]:
-    del stream
-    answered = any(
-        part.function_response
-        for content in llm_request.contents
-        for part in content.parts or []
-    )
-    part = (
-        genai_types.Part(text="done")
-        if answered
-        else genai_types.Part(
-            function_call=genai_types.FunctionCall(name=names.WHOAMI, args={})
-        )
-    )
-    yield LlmResponse(content=genai_types.Content(role="model", parts=[part]))
-
-
 async def _turn(tools: list[Any]) -> None:
   """One real Runner turn whose model calls `whoami` from `tools`."""
-  agent = LlmAgent(name="probe", model=ScriptedLlm(), tools=tools)
+  agent = LlmAgent(
+      name="probe", model=ScriptedLlm(steps=[[(names.WHOAMI, {})]]), tools=tools
+  )
   runner = InMemoryRunner(agent=agent, app_name="probe")
   try:
     session = await runner.session_service.create_session(

@@ -63,15 +63,13 @@ from google.adk.mcp_apps.contracts.principal_resolver import Principal
 from google.adk.mcp_apps.contracts.scope import SessionKey
 from google.adk.mcp_apps.profile import ConnectionAffinityPolicy
 from google.adk.mcp_apps.profile import local_dev_profile
-from google.adk.models.base_llm import BaseLlm
-from google.adk.models.llm_request import LlmRequest
-from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import InMemoryRunner
 from google.adk.tools.mcp_tool import StdioConnectionParams
 from google.adk.tools.mcp_tool import StreamableHTTPConnectionParams
 from google.genai import types as genai_types
 from mcp_apps_conformance_server import names
 import pytest
+from scripted_llm import ScriptedLlm
 
 pytestmark = pytest.mark.integration
 
@@ -131,31 +129,6 @@ def _registry(spec: McpToolsetSpec, **affinity: Any) -> McpAppBindingRegistry:
   )
 
 
-class ScriptedLlm(BaseLlm):
-  """Calls `open_view` when a turn starts, then answers with text."""
-
-  model: str = "scripted"
-
-  async def generate_content_async(
-      self, llm_request: LlmRequest, stream: bool = False
-  ) -> AsyncGenerator[LlmResponse, None]:
-    del stream
-    last = llm_request.contents[-1] if llm_request.contents else None
-    answered = last is not None and any(
-        part.function_response for part in last.parts or []
-    )
-    part = (
-        genai_types.Part(text="done")
-        if answered
-        else genai_types.Part(
-            function_call=genai_types.FunctionCall(
-                name=names.OPEN_VIEW, args={}
-            )
-        )
-    )
-    yield LlmResponse(content=genai_types.Content(role="model", parts=[part]))
-
-
 @dataclasses.dataclass(frozen=True)
 class Turn:
   """An accepted `open_view` result: its function call and minted nonce."""
@@ -187,7 +160,9 @@ class Host:
   def __init__(self, registry: McpAppBindingRegistry):
     self.registry = registry
     agent = LlmAgent(
-        name="probe", model=ScriptedLlm(), tools=[registry.toolset(TOOLSET)]
+        name="probe",
+        model=ScriptedLlm(steps=[[(names.OPEN_VIEW, {})]]),
+        tools=[registry.toolset(TOOLSET)],
     )
     self.runner = InMemoryRunner(agent=agent, app_name=APP)
     self.server_id = registry.server_id(TOOLSET)

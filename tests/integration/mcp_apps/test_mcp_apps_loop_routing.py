@@ -34,7 +34,6 @@ makes the drain observable.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
 from collections.abc import Iterator
 import copy
 import dataclasses
@@ -48,9 +47,6 @@ from google.adk.agents.readonly_context import ReadonlyContext
 from google.adk.mcp_apps.binding.client_extensions import AppsClientBinding
 from google.adk.mcp_apps.binding.loop_routing import RoutedSession
 from google.adk.mcp_apps.binding.registry_loop import RegistryEventLoop
-from google.adk.models.base_llm import BaseLlm
-from google.adk.models.llm_request import LlmRequest
-from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.tools.base_tool import BaseTool
@@ -62,6 +58,7 @@ from google.genai import types
 from mcp.client.session import ClientSession
 from mcp_apps_conformance_server import names
 import pytest
+from scripted_llm import ScriptedLlm
 
 pytestmark = pytest.mark.integration
 
@@ -154,39 +151,6 @@ def _registry_thread(registry: RegistryEventLoop) -> int:
 # --- The agent ---------------------------------------------------------------
 
 
-class ScriptedLlm(BaseLlm):
-  """Calls `open_view`, then `progress_then_result`, then answers in text."""
-
-  model: str = "loop-routing-scripted"
-
-  async def generate_content_async(
-      self, llm_request: LlmRequest, stream: bool = False
-  ) -> AsyncGenerator[LlmResponse, None]:
-    del stream
-    last = llm_request.contents[-1] if llm_request.contents else None
-    answered = {
-        p.function_response.name
-        for p in (last.parts if last else None) or []
-        if p.function_response
-    }
-    if names.OPEN_VIEW in answered:
-      call = types.FunctionCall(
-          name=names.PROGRESS_THEN_RESULT, args={"steps": PROGRESS_STEPS}
-      )
-    elif names.PROGRESS_THEN_RESULT in answered:
-      yield LlmResponse(
-          content=types.Content(role="model", parts=[types.Part(text="done")])
-      )
-      return
-    else:
-      call = types.FunctionCall(name=names.OPEN_VIEW, args={})
-    yield LlmResponse(
-        content=types.Content(
-            role="model", parts=[types.Part(function_call=call)]
-        )
-    )
-
-
 @dataclasses.dataclass
 class Harness:
   """A bound toolset, the agent using it, and what its user code saw."""
@@ -260,7 +224,12 @@ def _harness(
 
   agent = LlmAgent(
       name="loop_routing_agent",
-      model=ScriptedLlm(),
+      model=ScriptedLlm(
+          steps=[
+              [(names.OPEN_VIEW, {})],
+              [(names.PROGRESS_THEN_RESULT, {"steps": PROGRESS_STEPS})],
+          ]
+      ),
       tools=[toolset],
       after_tool_callback=after_tool,
   )

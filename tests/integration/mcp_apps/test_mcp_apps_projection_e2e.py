@@ -200,7 +200,7 @@ async def test_p1_proj_06_next_turn_request_holds_exactly_the_projection(
 ) -> None:
   """P1-PROJ-06: the next LLM requests carry exactly the projection."""
   del raw_ui_result  # The control: the sentinels are on the wire.
-  model = ds.ScriptedLlm(calls=[[[ds.UI_RESULT_TOOL, {}]], []])
+  model = ds.RecordingLlm(calls=[[[ds.UI_RESULT_TOOL, {}]], []])
   events, _, _ = await ds.run_turns(
       ds.make_agent(model, [ds.conformance_toolset()]),
       ["show the result", "and now?"],
@@ -224,7 +224,7 @@ async def test_p1_proj_06_next_turn_request_holds_exactly_the_projection(
 
 
 async def _compaction_run(
-    config: EventsCompactionConfig, model: ds.ScriptedLlm
+    config: EventsCompactionConfig, model: ds.RecordingLlm
 ) -> tuple[Session, list[str]]:
   """A legacy UI result, a live one, compaction, then one more turn."""
   app = App(
@@ -287,7 +287,7 @@ async def test_p1_proj_07_sliding_window_compaction_consumes_projection(
       summarizer=LlmEventSummarizer(llm=summarizer),
   )
   session, requests = await _compaction_run(
-      config, ds.ScriptedLlm(calls=[[[ds.UI_RESULT_TOOL, {}]], []])
+      config, ds.RecordingLlm(calls=[[[ds.UI_RESULT_TOOL, {}]], []])
   )
   _assert_summarized_projection_only(summarizer, session, requests)
 
@@ -305,7 +305,7 @@ async def test_p1_proj_08_token_threshold_compaction_consumes_projection(
   )
   session, requests = await _compaction_run(
       config,
-      ds.ScriptedLlm(
+      ds.RecordingLlm(
           calls=[[[ds.UI_RESULT_TOOL, {}]], []], prompt_token_count=10_000
       ),
   )
@@ -339,7 +339,7 @@ def pristine_session_db(
 
 async def _replay_pristine_session(
     db: pathlib.Path, output: dict[str, Any], agent_name: str
-) -> tuple[ds.ScriptedLlm, Session]:
+) -> tuple[ds.RecordingLlm, Session]:
   service = SqliteSessionService(db_path=str(db))
   stored = await service.get_session(
       app_name=output["app_name"],
@@ -354,7 +354,7 @@ async def _replay_pristine_session(
   assert _hits(json.dumps(response.response)) == list(SENTINELS)
   assert [w.id for w in fr_event.actions.render_ui_widgets] == [response.id]
 
-  model = ds.ScriptedLlm()
+  model = ds.RecordingLlm()
   _, session, _ = await ds.run_turns(
       ds.make_agent(model, name=agent_name),
       ["what did the tool say?"],
@@ -404,7 +404,7 @@ AGENT_PY = textwrap.dedent("""\
     import differential_scenarios as ds
 
     root_agent = ds.make_agent(
-        ds.ScriptedLlm(calls=[[[ds.UI_RESULT_TOOL, {}]]]),
+        ds.RecordingLlm(calls=[[[ds.UI_RESULT_TOOL, {}]]]),
         [ds.conformance_toolset()],
     )
     """)
@@ -512,7 +512,7 @@ async def test_p1_proj_11_directly_constructed_toolset_projects(
   # Nothing but connection parameters: no profile exists in PR 1.
   toolset = ds.dashboard_toolset(db)
   assert toolset.tool_filter is None
-  model = ds.ScriptedLlm(calls=[[[ds.DASHBOARD_TOOL, {}]]])
+  model = ds.RecordingLlm(calls=[[[ds.DASHBOARD_TOOL, {}]]])
   _, session, _ = await ds.run_turns(
       ds.make_agent(model, [toolset]), ["how are my agents?"]
   )
@@ -536,7 +536,7 @@ async def test_p1_proj_13_widget_and_function_response_in_one_event() -> None:
   """P1-PROJ-13: one Event holds the UiWidget and its FunctionResponse."""
   # A UI call and a non-UI call in one parallel batch (no profile bound, so
   # the batch is allowed), then the UI call alone.
-  model = ds.ScriptedLlm(
+  model = ds.RecordingLlm(
       calls=[
           [
               [ds.UI_RESULT_TOOL, {}],

@@ -39,13 +39,13 @@ from typing import Any
 from google.adk.dependencies._mcp import ClientSession
 from google.adk.dependencies._mcp import stdio_client
 from google.adk.mcp_apps.binding.registry_loop import CallbackOwnerError
-from google.adk.mcp_apps.binding.registry_loop import LoopBoundSession
-from google.adk.mcp_apps.binding.registry_loop import LoopBoundSessionClosedError
 from google.adk.mcp_apps.binding.registry_loop import RegistryEventLoop
 from google.adk.mcp_apps.binding.registry_loop import RegistryLoopClosedError
 from google.adk.mcp_apps.binding.registry_loop import RegistryLoopNotStartedError
 from google.adk.mcp_apps.binding.registry_loop import RegistryThreadReentryError
 from google.adk.mcp_apps.errors import McpAppsError
+from loop_bound_session import LoopBoundSession
+from loop_bound_session import LoopBoundSessionClosedError
 from mcp_apps_conformance_server import names
 import pytest
 

@@ -34,8 +34,6 @@ import logging
 
 import differential_scenarios as ds
 from google.adk.dependencies import _mcp
-from google.adk.mcp_apps.binding.client_extensions import APP_MIME_TYPE
-from google.adk.mcp_apps.binding.client_extensions import APPS_EXTENSION_ID
 from google.adk.mcp_apps.binding.client_extensions import AppsClientBinding
 from google.adk.mcp_apps.binding.client_extensions import ClientExtensionsUnsupportedError
 from google.adk.mcp_apps.binding.proxy import ProxyState
@@ -46,6 +44,8 @@ from google.adk.mcp_apps.profile import local_dev_profile
 from google.adk.mcp_apps.profile import Prerequisite
 from google.adk.mcp_apps.profile import Problem
 from google.adk.mcp_apps.profile import ProfileNotReadyError
+from google.adk.mcp_apps.profile.capabilities import EXTENSION_ID
+from google.adk.mcp_apps.profile.capabilities import MCP_APP_MIME_TYPE
 from google.adk.tools.mcp_tool import StdioConnectionParams
 from mcp import StdioServerParameters
 import pytest
@@ -117,4 +117,4 @@ async def test_registry_keeps_every_tool_model_only(
 def test_asking_for_the_apps_extension_raises_the_typed_error() -> None:
   """Building an Apps client binding directly fails, and says why."""
   with pytest.raises(ClientExtensionsUnsupportedError, match='SDK 2.x'):
-    AppsClientBinding({APPS_EXTENSION_ID: {'mimeTypes': [APP_MIME_TYPE]}})
+    AppsClientBinding({EXTENSION_ID: {'mimeTypes': [MCP_APP_MIME_TYPE]}})

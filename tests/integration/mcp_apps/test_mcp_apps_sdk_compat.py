@@ -105,7 +105,7 @@ async def test_app_only_and_malformed_tools_leave_the_model_catalog() -> None:
 
 async def test_ui_result_is_projected_and_plain_result_kept() -> None:
   """The persisted UI result is the projection; a plain one is untouched."""
-  model = ds.ScriptedLlm(
+  model = ds.RecordingLlm(
       calls=[[
           ["ui_result", {"label": "x"}],
           ["progress_then_result", {"steps": 0}],

@@ -78,9 +78,6 @@ from google.adk.mcp_apps.contracts.session_lifecycle_store import LifecycleState
 from google.adk.mcp_apps.profile import ConnectionAffinityPolicy
 from google.adk.mcp_apps.profile import CrossSessionSharing
 from google.adk.mcp_apps.profile import local_dev_profile
-from google.adk.models.base_llm import BaseLlm
-from google.adk.models.llm_request import LlmRequest
-from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import InMemoryRunner
 from google.adk.tools.mcp_tool import StdioConnectionParams
 from google.adk.tools.mcp_tool import StreamableHTTPConnectionParams
@@ -88,6 +85,7 @@ from google.genai import types as genai_types
 from mcp_apps_conformance_server import names
 from mcp_apps_conformance_server.round_robin import build_proxy_app
 import pytest
+from scripted_llm import ScriptedLlm
 import uvicorn
 
 pytestmark = pytest.mark.integration
@@ -162,31 +160,6 @@ def _digest(key_id: str, secret: bytes, label: bytes, value: Any) -> str:
   return f"{key_id}:{mac}"
 
 
-class ScriptedLlm(BaseLlm):
-  """Calls `open_view` when a turn starts, then answers with text."""
-
-  model: str = "scripted"
-
-  async def generate_content_async(
-      self, llm_request: LlmRequest, stream: bool = False
-  ) -> AsyncGenerator[LlmResponse, None]:
-    del stream
-    last = llm_request.contents[-1] if llm_request.contents else None
-    answered = last is not None and any(
-        part.function_response for part in last.parts or []
-    )
-    part = (
-        genai_types.Part(text="done")
-        if answered
-        else genai_types.Part(
-            function_call=genai_types.FunctionCall(
-                name=names.OPEN_VIEW, args={}
-            )
-        )
-    )
-    yield LlmResponse(content=genai_types.Content(role="model", parts=[part]))
-
-
 @dataclasses.dataclass
 class View:
   """One rendered View: its Session, nonce and hold on its generation."""
@@ -208,7 +181,7 @@ class Host:
     self.runner = InMemoryRunner(
         agent=LlmAgent(
             name="probe",
-            model=ScriptedLlm(),
+            model=ScriptedLlm(steps=[[(names.OPEN_VIEW, {})]]),
             tools=[registry.toolset(TOOLSET)],
             **agent,
         ),

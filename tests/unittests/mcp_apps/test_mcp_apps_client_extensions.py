@@ -30,12 +30,12 @@ from typing import Any
 
 from google.adk.dependencies import _mcp
 from google.adk.mcp_apps.binding import client_extensions
-from google.adk.mcp_apps.binding.client_extensions import APP_MIME_TYPE
-from google.adk.mcp_apps.binding.client_extensions import APPS_EXTENSION_ID
 from google.adk.mcp_apps.binding.client_extensions import AppsClientBinding
 from google.adk.mcp_apps.binding.client_extensions import ClientExtensionsError
 from google.adk.mcp_apps.binding.client_extensions import ClientExtensionsUnsupportedError
 from google.adk.mcp_apps.errors import McpAppsError
+from google.adk.mcp_apps.profile.capabilities import EXTENSION_ID
+from google.adk.mcp_apps.profile.capabilities import MCP_APP_MIME_TYPE
 from google.adk.tools.mcp_tool import McpToolset
 from google.adk.tools.mcp_tool import session_context as session_context_module
 from google.adk.tools.mcp_tool import StdioConnectionParams
@@ -57,7 +57,7 @@ import pytest
 # pylint: disable=protected-access
 
 
-APPS_SETTINGS = {'mimeTypes': [APP_MIME_TYPE]}
+APPS_SETTINGS = {'mimeTypes': [MCP_APP_MIME_TYPE]}
 HTTP = StreamableHTTPConnectionParams(url='http://127.0.0.1:9/mcp')
 STDIO = StdioConnectionParams(
     server_params=StdioServerParameters(command='true'), timeout=5.0
@@ -118,32 +118,32 @@ async def _advertised(
 
 
 def test_constants_are_the_sdk_spellings():
-  assert APPS_EXTENSION_ID == sdk_apps.EXTENSION_ID
-  assert APP_MIME_TYPE == sdk_apps.APP_MIME_TYPE
+  assert EXTENSION_ID == sdk_apps.EXTENSION_ID
+  assert MCP_APP_MIME_TYPE == sdk_apps.APP_MIME_TYPE
 
 
 def test_for_mcp_apps_is_the_exact_settings_map():
   binding = AppsClientBinding.for_mcp_apps()
-  assert binding.extensions == {APPS_EXTENSION_ID: APPS_SETTINGS}
+  assert binding.extensions == {EXTENSION_ID: APPS_SETTINGS}
   assert binding.app_safe is True
   assert binding.advertises_apps
 
 
 def test_folding_sdk_advertise_matches_for_mcp_apps():
   folded = AppsClientBinding.from_client_extensions(
-      [advertise(APPS_EXTENSION_ID, APPS_SETTINGS)]
+      [advertise(EXTENSION_ID, APPS_SETTINGS)]
   )
   assert folded == AppsClientBinding.for_mcp_apps()
   assert hash(folded) == hash(AppsClientBinding.for_mcp_apps())
 
 
 def test_extensions_are_copied_in_and_out():
-  settings = {'mimeTypes': [APP_MIME_TYPE]}
-  binding = AppsClientBinding({APPS_EXTENSION_ID: settings})
+  settings = {'mimeTypes': [MCP_APP_MIME_TYPE]}
+  binding = AppsClientBinding({EXTENSION_ID: settings})
   settings['mimeTypes'].append('text/plain')
   handed_out = binding.extensions
-  handed_out[APPS_EXTENSION_ID]['mimeTypes'].clear()
-  assert binding.extensions == {APPS_EXTENSION_ID: APPS_SETTINGS}
+  handed_out[EXTENSION_ID]['mimeTypes'].clear()
+  assert binding.extensions == {EXTENSION_ID: APPS_SETTINGS}
 
 
 def test_binding_is_immutable():
@@ -168,7 +168,7 @@ def test_fingerprint_covers_settings_and_app_safe():
   assert base.fingerprint == AppsClientBinding.for_mcp_apps().fingerprint
   others = [
       AppsClientBinding.for_mcp_apps(app_safe=False),
-      AppsClientBinding.for_mcp_apps([APP_MIME_TYPE, 'text/html']),
+      AppsClientBinding.for_mcp_apps([MCP_APP_MIME_TYPE, 'text/html']),
       AppsClientBinding({}),
   ]
   assert len({base.fingerprint, *(o.fingerprint for o in others)}) == 4
@@ -179,8 +179,8 @@ def test_fingerprint_covers_settings_and_app_safe():
     [
         {},
         {'mimeTypes': []},
-        {'mimeTypes': APP_MIME_TYPE},
-        {'mimeTypes': [APP_MIME_TYPE, 7]},
+        {'mimeTypes': MCP_APP_MIME_TYPE},
+        {'mimeTypes': [MCP_APP_MIME_TYPE, 7]},
         {'mimeTypes': ['']},
     ],
     ids=['missing', 'empty', 'not-a-list', 'non-string', 'empty-string'],
@@ -188,7 +188,7 @@ def test_fingerprint_covers_settings_and_app_safe():
 def test_apps_settings_need_mime_types(settings):
   """P2-ADV-03's shape at this layer: no `mimeTypes`, no binding."""
   with pytest.raises(ClientExtensionsError, match='mimeTypes'):
-    AppsClientBinding({APPS_EXTENSION_ID: settings})
+    AppsClientBinding({EXTENSION_ID: settings})
 
 
 @pytest.mark.parametrize(
@@ -220,16 +220,16 @@ def test_malformed_maps_are_refused(extensions):
 
 def test_other_extensions_ride_along():
   binding = AppsClientBinding(
-      {APPS_EXTENSION_ID: APPS_SETTINGS, 'com.example/trace': {'v': 1}}
+      {EXTENSION_ID: APPS_SETTINGS, 'com.example/trace': {'v': 1}}
   )
-  assert set(binding.extensions) == {APPS_EXTENSION_ID, 'com.example/trace'}
+  assert set(binding.extensions) == {EXTENSION_ID, 'com.example/trace'}
 
 
 def test_fold_refuses_duplicates_and_behavioural_extensions():
   with pytest.raises(ClientExtensionsError, match='more than once'):
     AppsClientBinding.from_client_extensions([
-        advertise(APPS_EXTENSION_ID, APPS_SETTINGS),
-        advertise(APPS_EXTENSION_ID, APPS_SETTINGS),
+        advertise(EXTENSION_ID, APPS_SETTINGS),
+        advertise(EXTENSION_ID, APPS_SETTINGS),
     ])
 
   class _Params(BaseModel):
@@ -282,7 +282,7 @@ def test_mcp_toolset_public_signature_gains_nothing_else():
 
 def test_session_manager_refuses_other_values():
   with pytest.raises(TypeError, match='AppsClientBinding'):
-    MCPSessionManager(HTTP, _apps_client_binding={APPS_EXTENSION_ID: {}})
+    MCPSessionManager(HTTP, _apps_client_binding={EXTENSION_ID: {}})
 
 
 def test_from_config_never_binds():
@@ -436,9 +436,7 @@ async def test_app_safe_binding_drops_callbacks_and_advertises(recorded):
   assert recorded[0]['sampling_capabilities'] is None
   assert recorded[0]['elicitation_callback'] is None
   assert 'list_roots_callback' not in recorded[0]
-  assert seen['capabilities'] == {
-      'extensions': {APPS_EXTENSION_ID: APPS_SETTINGS}
-  }
+  assert seen['capabilities'] == {'extensions': {EXTENSION_ID: APPS_SETTINGS}}
 
 
 async def test_non_app_safe_binding_keeps_callbacks():
@@ -462,6 +460,4 @@ async def test_modern_era_stamps_the_same_map(monkeypatch):
       AppsClientBinding.for_mcp_apps(), sampling_callback=_sampling
   )
   assert seen['protocolVersion'] == '2026-07-28'
-  assert seen['capabilities'] == {
-      'extensions': {APPS_EXTENSION_ID: APPS_SETTINGS}
-  }
+  assert seen['capabilities'] == {'extensions': {EXTENSION_ID: APPS_SETTINGS}}

@@ -38,7 +38,6 @@ from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
 from google.adk.events.ui_widget import UiWidget
 from google.adk.mcp_apps.affinity.tool_handles import ui_resource_uri
-from google.adk.mcp_apps.binding.client_extensions import APP_MIME_TYPE
 from google.adk.mcp_apps.bootstrap.render import ContentSelectionError
 from google.adk.mcp_apps.bootstrap.render import select_app_content
 from google.adk.mcp_apps.descriptor.reference_validation import function_response_ids
@@ -52,6 +51,7 @@ from google.adk.mcp_apps.descriptor.widget_descriptor import LegacyMcpWidget
 from google.adk.mcp_apps.descriptor.widget_descriptor import McpAppWidgetDescriptor
 from google.adk.mcp_apps.descriptor.widget_descriptor import read_mcp_widget
 from google.adk.mcp_apps.descriptor.widget_descriptor import WidgetCorrelation
+from google.adk.mcp_apps.profile.capabilities import MCP_APP_MIME_TYPE
 from google.adk.mcp_apps.sealing.append_stage import append_event_with_sealed_results
 from google.adk.mcp_apps.sealing.result_sealer import PendingSeals
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
@@ -567,10 +567,10 @@ def test_p1_uri_14_selection_compares_canonical_uris(spelling: str) -> None:
   """Exact-one selection takes the item whose URI is canonically equal."""
   html = "<!doctype html><p>view</p>"
   item = mcp_types.TextResourceContents(
-      uri=spelling, mime_type=APP_MIME_TYPE, text=html
+      uri=spelling, mime_type=MCP_APP_MIME_TYPE, text=html
   )
   other = mcp_types.TextResourceContents(
-      uri="ui://conformance/other.html", mime_type=APP_MIME_TYPE, text="x"
+      uri="ui://conformance/other.html", mime_type=MCP_APP_MIME_TYPE, text="x"
   )
   selected, text = select_app_content(
       [other, item], "ui://conformance/view.html", max_bytes=1 << 20

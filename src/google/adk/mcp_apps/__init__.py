@@ -36,6 +36,12 @@ MCP toolset import submodules of this package, and importing it must cost
 them nothing (no MCP SDK, no SQLAlchemy). The first use of a name imports
 its module, which needs the `mcpapps` extra.
 
+Subpackages are layered; each imports only from the layers before it:
+`errors`; `resources`, `catalog`, `contracts`, `canonical_json`; `descriptor`,
+`stores`, `profile`; `lifecycle`; `sealing`; `affinity`; `binding`,
+`bootstrap`. `binding` composes `affinity` and hands it what it may not
+build itself (each generation's connection, through a factory).
+
 Without a bound profile nothing here is active, except the three behaviour
 changes the RFC declares (visibility enforcement, the model projection of
 UI results, provenance stamping).

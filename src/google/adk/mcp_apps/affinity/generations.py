@@ -158,8 +158,9 @@ class ManagedConnection:
 
   `generations` never builds transports itself: the caller supplies a
   factory returning an object with these coroutines (the app-safe
-  `MCPSessionManager` plus its pooled session, see `routing`), so the
-  connection is built by exactly the code path model calls use.
+  `MCPSessionManager` plus its pooled session, see
+  `binding.app_safe_connection`), so the connection is built by exactly the
+  code path model calls use.
   """
 
   async def open(self) -> Any:

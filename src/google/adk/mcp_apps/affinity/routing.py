@@ -23,14 +23,12 @@ connection that produced it.
 
 The pieces here:
 
-* `AppSafeConnection`: a generation's connection, built by upstream's
-  `MCPSessionManager` with the registry's app-safe binding (so headers,
-  credentials, mTLS and transports follow the model path exactly) and pooled
-  on the registry loop. It opens once and never reconnects.
 * `AppSafeToolRouting`: one per runtime toolset. Derives the generation key
   from the caller's context (security domain, Session incarnation,
   credential context), runs two-class discovery, and turns UI-associated
-  catalog entries into `AppSafeMcpTool`s.
+  catalog entries into `AppSafeMcpTool`s. Its generations' connections come
+  from a `connect` factory the binding registry hands it
+  (`binding.app_safe_connection`): this package never imports `binding`.
 * `AppSafeMcpTool`: an `McpTool` whose call re-lists on its target
   generation, refuses a stale or changed declaration, and calls once, with
   no retry (a lost response may hide a committed effect, and a retry would
@@ -58,11 +56,7 @@ from typing import TypeVar
 
 from . import security_domain as domains
 from ...dependencies._mcp import types
-from ...tools.mcp_tool.mcp_session_manager import MCPSessionManager
-from ...tools.mcp_tool.mcp_session_manager import StreamableHTTPConnectionParams
 from ...tools.mcp_tool.mcp_tool import McpTool
-from ..binding import loop_routing
-from ..binding.client_extensions import AppsClientBinding
 from ..catalog.app_catalog import admit_app_call
 from ..catalog.app_catalog import AppCallPolicy
 from ..catalog.app_catalog import DEFAULT_POLICY
@@ -104,52 +98,6 @@ logger = logging.getLogger('google_adk.' + __name__)
 _T = TypeVar('_T')
 
 _UNATTRIBUTED = Principal('adk-mcp-apps:unattributed')
-
-
-class AppSafeConnection(ManagedConnection):
-  """One generation's connection: an app-safe, registry-loop-routed manager.
-
-  The manager pools exactly one session (one header set); nothing asks it
-  for a second, so it never sweeps, replaces or reconnects that session.
-  """
-
-  def __init__(
-      self,
-      connection_params: Any,
-      errlog: Any,
-      binding: AppsClientBinding,
-      headers: Optional[dict[str, str]],
-  ):
-    self._manager = MCPSessionManager(
-        connection_params=connection_params,
-        errlog=errlog,
-        _apps_client_binding=binding,
-    )
-    self._params = connection_params
-    self._headers = headers
-    self._session: Any = None
-
-  async def open(self) -> Any:
-    self._session = await self._manager.create_session(self._headers)
-    return self._session
-
-  def protocol_version(self) -> Optional[str]:
-    session = loop_routing.unwrap(self._session)
-    version = getattr(session, 'protocol_version', None)
-    return version if isinstance(version, str) else None
-
-  def is_stateless_http(self) -> bool:
-    return isinstance(self._params, StreamableHTTPConnectionParams)
-
-  def is_disconnected(self) -> bool:
-    if self._session is None:
-      return False
-    session = loop_routing.unwrap(self._session)
-    # pylint: disable-next=protected-access
-    return bool(self._manager._is_session_disconnected(session))  # type: ignore[arg-type]
-
-  async def close(self) -> None:
-    await self._manager.close()  # type: ignore[no-untyped-call]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -250,10 +198,9 @@ class AppSafeToolRouting:
       toolset_id: str,
       binding_generation: int,
       server_id: str,
-      binding: AppsClientBinding,
+      binding_scope: str,
+      connect: Callable[[Optional[dict[str, str]]], ManagedConnection],
       profile: McpAppsHostProfile,
-      connection_params: Any,
-      errlog: Any,
       admission_check: Callable[[], None],
       bounds: ToolListingBounds = DEFAULT_BOUNDS,
   ):
@@ -265,25 +212,24 @@ class AppSafeToolRouting:
       toolset_id: The configured toolset id.
       binding_generation: The registry's binding generation of the proxy.
       server_id: The stable configured server id.
-      binding: The registry's app-safe client binding.
+      binding_scope: The fingerprint of the registry's app-safe client
+        binding; part of every generation key.
+      connect: Builds a generation's connection for a header set (an
+        app-safe, registry-loop-routed `MCPSessionManager`); nothing is
+        opened until the pool opens the connection.
       profile: The bound host profile (keys, lifecycle store, policy).
-      connection_params: The toolset's connection parameters.
-      errlog: The toolset's stdio error log.
       admission_check: Raises when the proxy's binding generation is no
         longer serving (a revoked generation opens nothing).
       bounds: Listing bounds for discovery and pre-call re-listing.
     """
-    if not binding.app_safe:
-      raise ValueError('The app-safe class needs an app-safe binding')
     self.pool = pool
     self.reservations = reservations
     self.toolset_id = toolset_id
     self.binding_generation = binding_generation
     self.server_id = server_id
-    self._binding = binding
+    self._binding_scope = binding_scope
+    self._connect = connect
     self._profile = profile
-    self._params = connection_params
-    self._errlog = errlog
     self._admission_check = admission_check
     self.bounds = bounds
 
@@ -342,7 +288,7 @@ class AppSafeToolRouting:
     return GenerationKey(
         toolset_id=self.toolset_id,
         binding_generation=self.binding_generation,
-        binding_scope=self._binding.fingerprint,
+        binding_scope=self._binding_scope,
         security_domain=domain,
         session_scope=scope,
         credential_context=domains.credential_context(key, headers),
@@ -366,9 +312,7 @@ class AppSafeToolRouting:
       self, headers: Optional[dict[str, str]]
   ) -> Callable[[], ManagedConnection]:
     def build() -> ManagedConnection:
-      return AppSafeConnection(
-          self._params, self._errlog, self._binding, headers
-      )
+      return self._connect(headers)
 
     return build
 

@@ -52,22 +52,17 @@ from collections.abc import Sequence
 import hashlib
 import json
 from typing import Any
-from typing import Final
 from typing import TYPE_CHECKING
 
 from ...dependencies import _mcp
 from ..errors import McpAppsError
+from ..profile.capabilities import EXTENSION_ID
+from ..profile.capabilities import MCP_APP_MIME_TYPE
 
 if TYPE_CHECKING:
   from mcp.client.extension import ClientExtension
 
   from .registry_loop import RegistryEventLoop
-
-APPS_EXTENSION_ID: Final = 'io.modelcontextprotocol/ui'
-"""The MCP Apps extension identifier (SEP-1865)."""
-
-APP_MIME_TYPE: Final = 'text/html;profile=mcp-app'
-"""The MIME type of an MCP App View, advertised in `mimeTypes`."""
 
 
 class ClientExtensionsError(McpAppsError, ValueError):
@@ -119,8 +114,8 @@ def _check_apps_settings(settings: Mapping[str, Any]) -> None:
       or not all(isinstance(m, str) and m for m in mime_types)
   ):
     raise ClientExtensionsError(
-        f'{APPS_EXTENSION_ID} settings need "mimeTypes", a non-empty list of'
-        f' MIME type strings (e.g. [{APP_MIME_TYPE!r}]); got {mime_types!r}'
+        f'{EXTENSION_ID} settings need "mimeTypes", a non-empty list of'
+        f' MIME type strings (e.g. [{MCP_APP_MIME_TYPE!r}]); got {mime_types!r}'
     )
 
 
@@ -202,7 +197,7 @@ class AppsClientBinding:
             f'settings of {identifier} must be a JSON object, got'
             f' {type(settings).__name__}'
         )
-      if identifier == APPS_EXTENSION_ID:
+      if identifier == EXTENSION_ID:
         _check_apps_settings(settings)
     canonical = _canonical_json(
         {key: dict(value) for key, value in extensions.items()},
@@ -218,7 +213,7 @@ class AppsClientBinding:
   @classmethod
   def for_mcp_apps(
       cls,
-      mime_types: Sequence[str] = (APP_MIME_TYPE,),
+      mime_types: Sequence[str] = (MCP_APP_MIME_TYPE,),
       *,
       app_safe: bool = True,
       registry_loop: RegistryEventLoop | None = None,
@@ -234,7 +229,7 @@ class AppsClientBinding:
       The binding.
     """
     return cls(
-        {APPS_EXTENSION_ID: {'mimeTypes': list(mime_types)}},
+        {EXTENSION_ID: {'mimeTypes': list(mime_types)}},
         app_safe=app_safe,
         registry_loop=registry_loop,
     )
@@ -319,7 +314,7 @@ class AppsClientBinding:
   @property
   def advertises_apps(self) -> bool:
     """Whether the map carries the MCP Apps extension."""
-    return APPS_EXTENSION_ID in self.extensions
+    return EXTENSION_ID in self.extensions
 
   @property
   def fingerprint(self) -> str:

@@ -107,6 +107,7 @@ from ..profile.fingerprint import fingerprint_bytes
 from ..profile.host_profile import McpAppsHostProfile
 from ..profile.readiness import check_readiness
 from ..profile.readiness import Readiness
+from .app_safe_connection import AppSafeConnection
 from .client_extensions import AppsClientBinding
 from .errors import BindingConflictError
 from .errors import IllegalTransitionError
@@ -803,17 +804,23 @@ class McpAppBindingRegistry:
         binding: AppsClientBinding,
         admission_check: Callable[[], None],
     ) -> AppSafeToolRouting:
+      if not binding.app_safe:
+        raise ValueError('The app-safe class needs an app-safe binding')
       # pylint: disable=protected-access
+      params, errlog = runtime._connection_params, runtime._errlog
+
+      def connect(headers: Optional[dict[str, str]]) -> AppSafeConnection:
+        return AppSafeConnection(params, errlog, binding, headers)
+
       return AppSafeToolRouting(
           pool=self._connections,
           reservations=self._reservations,
           toolset_id=entry.toolset_id,
           binding_generation=generation,
           server_id=entry.spec.server_id,
-          binding=binding,
+          binding_scope=binding.fingerprint,
+          connect=connect,
           profile=profile,
-          connection_params=runtime._connection_params,
-          errlog=runtime._errlog,
           admission_check=admission_check,
           # One limits revision: every listing of a bound toolset is bounded
           # by the profile, whatever the spec's own `tool_listing_bounds`.

@@ -53,12 +53,12 @@ from typing import Optional
 
 from ..affinity.errors import ConnectionAffinityError
 from ..affinity.generations import GenerationHold
-from ..binding.client_extensions import APP_MIME_TYPE
 from ..contracts.principal_resolver import Principal
 from ..contracts.scope import SessionKey
 from ..contracts.session_authorizer import SessionPurpose
 from ..descriptor.widget_descriptor import McpAppWidgetDescriptor
 from ..errors import McpAppsError
+from ..profile.capabilities import MCP_APP_MIME_TYPE
 from ..profile.host_profile import McpAppsHostProfile
 from ..resources.uri import uris_equal
 from ..sealing.refresh_record import RefreshRecordCorruptError
@@ -247,7 +247,7 @@ def select_app_content(
   matches = [
       item
       for item in contents
-      if getattr(item, 'mime_type', None) == APP_MIME_TYPE
+      if getattr(item, 'mime_type', None) == MCP_APP_MIME_TYPE
       and uris_equal(str(getattr(item, 'uri', '')), resource_uri)
   ]
   if len(matches) != 1:

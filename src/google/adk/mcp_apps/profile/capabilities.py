@@ -48,6 +48,10 @@ from typing import Optional
 
 from ..errors import McpAppsError
 
+# The series' one definition of both constants. They mirror the MCP SDK's
+# `mcp.server.apps.EXTENSION_ID` and `APP_MIME_TYPE` (a test asserts the
+# equality); they are spelled here rather than imported because this module
+# is imported where the `mcp` package may be absent or 1.x, which lacks them.
 EXTENSION_ID = 'io.modelcontextprotocol/ui'
 """The MCP Apps client extension identifier (SEP-1724 extension key)."""
 
