@@ -261,6 +261,8 @@ def main(argv: Sequence[str] | None = None) -> int:
       help="end a killed run's leftovers and exit",
   )
   args = parser.parse_args(argv)
+  # Lines in order with the stages' own output, even through a pipe.
+  sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
   marker, tmpdir = run_marker(), run_tmpdir()
   leftovers = sweep(marker, tmpdir)
   if leftovers:
