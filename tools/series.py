@@ -124,37 +124,141 @@ class SeriesError(Exception):
 # Configuration
 
 
+_SLUG = re.compile(r'[a-z0-9][a-z0-9-]*')
+
+
+def _match_length(paths: Sequence[str], path: str) -> int:
+  """How specifically `paths` lists `path`: 0 when it does not.
+
+  An exact file entry is the most specific; otherwise the longest
+  directory entry that contains the path.
+  """
+  best = 0
+  for entry in paths:
+    if entry == path:
+      return sys.maxsize
+    if entry.endswith('/') and path.startswith(entry):
+      best = max(best, len(entry))
+  return best
+
+
+@dataclasses.dataclass(frozen=True)
+class Commit:
+  """One focused commit of a pull request: one mail in `patches/`."""
+
+  pr: int
+  index: int
+  slug: str
+  subject: str
+  message: str
+  paths: tuple[str, ...]
+
+  @property
+  def patch_name(self) -> str:
+    return f'{self.index:04d}-{self.slug}.patch'
+
+  @property
+  def label(self) -> str:
+    return f'{self.pr}.{self.index} ({self.slug})'
+
+  def match_length(self, path: str) -> int:
+    return _match_length(self.paths, path)
+
+
 @dataclasses.dataclass(frozen=True)
 class PullRequest:
   number: int
   slug: str
   title: str
-  paths: tuple[str, ...]
+  commits: tuple[Commit, ...]
 
   @property
-  def patch_name(self) -> str:
-    return f'{self.number:04d}-{self.slug}.patch'
+  def paths(self) -> tuple[str, ...]:
+    return tuple(p for c in self.commits for p in c.paths)
+
+  @property
+  def dir_name(self) -> str:
+    return f'{self.number:04d}-{self.slug}'
+
+  @property
+  def legacy_patch_name(self) -> str:
+    """The one-mail-per-PR layout this tool wrote before commits existed."""
+    return f'{self.dir_name}.patch'
 
   @property
   def description_name(self) -> str:
-    return f'{self.number:04d}-{self.slug}.md'
+    return f'{self.dir_name}.md'
 
   def match_length(self, path: str) -> int:
-    """How specifically this PR lists `path`: 0 when it does not.
-
-    An exact file entry is the most specific; otherwise the longest
-    directory entry that contains the path.
-    """
-    best = 0
-    for entry in self.paths:
-      if entry == path:
-        return sys.maxsize
-      if entry.endswith('/') and path.startswith(entry):
-        best = max(best, len(entry))
-    return best
+    return _match_length(self.paths, path)
 
   def lists(self, path: str) -> bool:
     return self.match_length(path) > 0
+
+  def owning_commit(self, path: str) -> Commit | None:
+    """The commit of this PR that lists `path` most specifically."""
+    best: Commit | None = None
+    best_length = 0
+    for commit in self.commits:
+      length = commit.match_length(path)
+      if length > best_length:
+        best, best_length = commit, length
+    return best
+
+
+def _load_commits(
+    config_path: Path, number: int, item: Mapping[str, object]
+) -> tuple[Commit, ...]:
+  """A PR's `[[pr.commit]]` list; a PR with bare `paths` is one commit."""
+  commits_data = item.get('commit')
+  if commits_data is None:
+    paths = tuple(item.get('paths', ()))  # type: ignore[arg-type]
+    if not paths:
+      return ()
+    return (
+        Commit(
+            pr=number,
+            index=1,
+            slug=str(item['slug']),
+            subject=str(item['title']),
+            message='',
+            paths=paths,
+        ),
+    )
+  if 'paths' in item:
+    raise SeriesError(
+        f'{config_path}: PR {number} has both `paths` and `[[pr.commit]]`;'
+        ' list paths in its commits only'
+    )
+  commits: list[Commit] = []
+  seen: dict[str, str] = {}
+  for index, data in enumerate(commits_data, start=1):  # type: ignore[arg-type]
+    slug = str(data['slug'])
+    if not _SLUG.fullmatch(slug) or any(c.slug == slug for c in commits):
+      raise SeriesError(
+          f'{config_path}: PR {number} commit {index}: slug {slug!r} must be'
+          ' unique within the PR and use only a-z, 0-9 and "-"'
+      )
+    paths = tuple(data.get('paths', ()))
+    for entry in paths:
+      if entry in seen:
+        raise SeriesError(
+            f'{config_path}: PR {number} lists {entry!r} in two commits'
+            f' ({seen[entry]} and {slug}); within one PR a path belongs to'
+            ' one commit, the first that needs it'
+        )
+      seen[entry] = slug
+    commits.append(
+        Commit(
+            pr=number,
+            index=index,
+            slug=slug,
+            subject=str(data['subject']).strip(),
+            message=str(data.get('message', '')).strip('\n'),
+            paths=paths,
+        )
+    )
+  return tuple(commits)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -192,7 +296,7 @@ class Series:
             number=int(item['number']),
             slug=item['slug'],
             title=item['title'],
-            paths=tuple(item.get('paths', ())),
+            commits=_load_commits(config_path, int(item['number']), item),
         )
         for item in data.get('pr', ())
     )
@@ -484,46 +588,37 @@ class Stack:
         input_bytes=message.encode(),
     )
 
-  def apply_patches(self, patches: Sequence[bytes | None]) -> list[str]:
-    """Commits pristine + each patch in turn; None stands for no content.
+  def apply_patches(self, mails: Sequence[Sequence[bytes]]) -> list[str]:
+    """Commits pristine + each PR's mails in turn, one commit per PR.
 
-    Returns the commit ids [pristine, pr1, ..., prN].
+    `mails[k - 1]` holds PR k's mails in order (empty: no content). Returns
+    the PR-level commit ids [pristine, pr1, ..., prN]: each PR's commit is
+    the child of the PR below it, so it can be cherry-picked on its own.
     """
     commits = [self.ensure_pristine()]
-    for index, patch in enumerate(patches, start=1):
+    for number, pr_mails in enumerate(mails, start=1):
       parent = commits[-1]
-      if patch is None:
-        commits.append(
-            _git_out(
-                self.repo,
-                'commit-tree',
-                f'{parent}^{{tree}}',
-                '-p',
-                parent,
-                '-m',
-                f'PR {index}: no content',
-            )
-        )
-        continue
       with tempfile.TemporaryDirectory() as tmp:
         env = {'GIT_INDEX_FILE': str(Path(tmp) / 'index')}
         _git(self.repo, 'read-tree', parent, env=env)
-        patch_file = Path(tmp) / 'p.patch'
-        patch_file.write_bytes(patch)
-        proc = _git(
-            self.repo,
-            'apply',
-            '--cached',
-            '--whitespace=nowarn',
-            str(patch_file),
-            env=env,
-            check=False,
-        )
-        if proc.returncode != 0:
-          raise SeriesError(
-              f'patch {index} does not apply on the PRs below it:\n'
-              + proc.stderr.decode(errors='replace').strip()
+        for index, patch in enumerate(pr_mails, start=1):
+          patch_file = Path(tmp) / 'p.patch'
+          patch_file.write_bytes(patch)
+          proc = _git(
+              self.repo,
+              'apply',
+              '--cached',
+              '--whitespace=nowarn',
+              str(patch_file),
+              env=env,
+              check=False,
           )
+          if proc.returncode != 0:
+            raise SeriesError(
+                f'PR {number}, mail {index}, does not apply on the ones'
+                ' before it:\n'
+                + proc.stderr.decode(errors='replace').strip()
+            )
         tree_id = _git_out(self.repo, 'write-tree', env=env)
       commits.append(
           _git_out(
@@ -533,7 +628,7 @@ class Stack:
               '-p',
               parent,
               '-m',
-              f'PR {index}',
+              f'PR {number}',
           )
       )
     return commits
@@ -543,20 +638,64 @@ class Stack:
 # Reading the working tree and the committed patches
 
 
-def committed_patches(series: Series) -> list[bytes | None]:
-  result: list[bytes | None] = []
+def committed_mails(series: Series) -> list[list[bytes]]:
+  """Each PR's committed mails, in order (empty when it has no content).
+
+  A PR's mails are every `*.patch` in its directory, in name order, whatever
+  series.toml calls its commits today: renaming or regrouping commits never
+  loses content, and export rewrites the files. A legacy one-mail file for
+  the PR (`patches/000N-<slug>.patch`, as a merge from before the commit
+  layout may bring back) wins over the directory: it is the newer content.
+  """
+  result: list[list[bytes]] = []
   for pr in series.prs:
-    path = series.root / 'patches' / pr.patch_name
-    result.append(path.read_bytes() if path.exists() else None)
+    legacy = series.root / 'patches' / pr.legacy_patch_name
+    if legacy.exists():
+      result.append([legacy.read_bytes()])
+      continue
+    folder = series.root / 'patches' / pr.dir_name
+    result.append(
+        [p.read_bytes() for p in sorted(folder.glob('*.patch'))]
+        if folder.is_dir()
+        else []
+    )
   return result
 
 
+def committed_patches(series: Series) -> list[list[bytes] | None]:
+  """Each PR's mails, or None for a PR without content (prefix walkers)."""
+  return [mails or None for mails in committed_mails(series)]
+
+
+def committed_files(series: Series) -> dict[str, bytes]:
+  """Every file under `patches/` a PR's mails may live in, by relative name."""
+  patches = series.root / 'patches'
+  found = {p.name: p.read_bytes() for p in patches.glob('*.patch')}
+  for folder in patches.iterdir() if patches.is_dir() else ():
+    if folder.is_dir():
+      for p in folder.glob('*.patch'):
+        found[f'{folder.name}/{p.name}'] = p.read_bytes()
+  return found
+
+
 def stray_patch_files(series: Series) -> list[str]:
-  expected = {pr.patch_name for pr in series.prs}
+  """Patch files in `patches/` that no PR or commit of series.toml names."""
+  expected = {
+      f'{pr.dir_name}/{c.patch_name}' for pr in series.prs for c in pr.commits
+  }
+  legacy = {pr.legacy_patch_name for pr in series.prs}
   return sorted(
-      p.name
-      for p in (series.root / 'patches').glob('*.patch')
-      if p.name not in expected
+      name
+      for name in committed_files(series)
+      if name not in expected and name not in legacy
+  )
+
+
+def legacy_patch_files(series: Series) -> list[str]:
+  return sorted(
+      pr.legacy_patch_name
+      for pr in series.prs
+      if (series.root / 'patches' / pr.legacy_patch_name).exists()
   )
 
 
@@ -619,40 +758,58 @@ def working_tree(
 
 
 @dataclasses.dataclass
-class Export:
-  patches: list[bytes | None]
-  commits: list[str]
+class Rendered:
+  """The stack as commits and mails, from one tree per PR."""
+
+  # Per PR: (commit, mail) for each of its commits that has content.
+  mails: list[list[tuple[Commit, bytes]]]
+  # [pristine, pr1, ..., prN]: each PR's tree in one commit, whose parent is
+  # the PR below (for cherry-picking a whole PR and materializing prefixes).
+  pr_commits: list[str]
+  # The reviewable chain: pristine, then one commit per series.toml commit
+  # (empty ones too), each the child of the one before.
+  chain: list[tuple[Commit | None, str]]
   problems: list[str]
+
+
+@dataclasses.dataclass
+class Export:
+  rendered: Rendered
+  problems: list[str]
+  notes: list[str]
+
+  @property
+  def mails(self) -> list[list[tuple[Commit, bytes]]]:
+    return self.rendered.mails
+
+  @property
+  def commits(self) -> list[str]:
+    return self.rendered.pr_commits
 
 
 def _changed(a: Tree, b: Tree) -> set[str]:
   return {p for p in set(a) | set(b) if a.get(p) != b.get(p)}
 
 
-def _pr_message(series: Series, pr: PullRequest) -> str:
+def _pr_description(series: Series, pr: PullRequest) -> str | None:
   doc = series.root / 'docs' / 'prs' / pr.description_name
-  if not doc.exists():
-    return f'{pr.title}\n'
-  text = doc.read_text(encoding='utf-8')
-  if len(text) > _PR_DESCRIPTION_LIMIT:
-    raise SeriesError(
-        f'{doc}: {len(text)} characters; a PR description holds at most'
-        f' {_PR_DESCRIPTION_LIMIT}'
-    )
-  lines = text.strip('\n').splitlines()
-  subject = lines[0].lstrip('#').strip() if lines else pr.title
-  body = '\n'.join(lines[1:]).strip('\n')
-  return f'{subject}\n\n{body}\n' if body else f'{subject}\n'
+  return doc.read_text(encoding='utf-8') if doc.exists() else None
+
+
+def _commit_message(commit: Commit) -> str:
+  body = commit.message.strip('\n')
+  return f'{commit.subject}\n\n{body}\n' if body else f'{commit.subject}\n'
 
 
 def compute_export(series: Series) -> Export:
   """Computes the patches the working tree calls for (writes nothing)."""
   stack = Stack(series)
   pristine = stack.pristine_tree()
-  old_commits = stack.apply_patches(committed_patches(series))
+  old_commits = stack.apply_patches(committed_mails(series))
   old_trees = [_ls_tree(stack.repo, c) for c in old_commits]
   work, contents = working_tree(series, pristine)
   problems: list[str] = []
+  notes: list[str] = []
 
   missing = sorted(p for p in old_trees[-1] if p in pristine and p not in work)
   if missing:
@@ -670,8 +827,9 @@ def compute_export(series: Series) -> Export:
     if not owners:
       if path in _changed(pristine, work):
         problems.append(
-            f'{series.wt_path(path)}: added or modified but listed by no PR;'
-            ' add it to a [[pr]] paths list in patches/series.toml'
+            f'{series.wt_path(path)}: added or modified but listed by no PR'
+            ' commit; add it (or its directory) to the `paths` of a'
+            ' [[pr.commit]] in patches/series.toml'
         )
       continue
     for k in range(1, len(series.prs) + 1):
@@ -684,51 +842,133 @@ def compute_export(series: Series) -> Export:
         )
     untouched_so_far = old_trees[-1].get(path) == pristine.get(path)
     # The lowest listing PR creates (or first modifies) a path; once it is in
-    # the stack, working-tree edits go to the highest listing PR.
+    # the stack, working-tree edits go to the highest listing PR. Within a PR
+    # the one commit that lists the path gets them (render_patches).
     target = owners[0] if untouched_so_far else owners[-1]
+    if path in work and path not in old_trees[-1]:
+      commit = series.prs[target - 1].owning_commit(path)
+      assert commit is not None
+      notes.append(
+          f'{series.wt_path(path)}: new; placed in PR {commit.label}'
+      )
     for k in range(target, len(series.prs) + 1):
       if path in work:
         new_trees[k][path] = work[path]
       else:
         new_trees[k].pop(path, None)
   if problems:
-    return Export(patches=[], commits=[], problems=problems)
+    return Export(
+        rendered=Rendered([], [], [], []), problems=problems, notes=notes
+    )
 
   stack.write_blobs(
       contents[e.blob] for e in work.values() if e.blob in contents
   )
-  patches, commits = render_patches(series, stack, new_trees)
-  return Export(patches=patches, commits=commits, problems=[])
+  rendered = render_patches(series, stack, new_trees)
+  return Export(rendered=rendered, problems=rendered.problems, notes=notes)
+
+
+def split_pr(
+    pr: PullRequest, base: Tree, tip: Tree
+) -> tuple[list[Tree], list[str]]:
+  """One tree per commit of `pr`, from the PR's `base` to its `tip`.
+
+  Each path the PR changes goes, whole, to the one commit of the PR that
+  lists it most specifically; the commits before it keep the base content.
+  Returns the trees and the paths no commit of the PR lists.
+  """
+  by_commit: dict[int, list[str]] = {}
+  unplaced: list[str] = []
+  for path in sorted(_changed(base, tip)):
+    commit = pr.owning_commit(path)
+    if commit is None:
+      unplaced.append(path)
+    else:
+      by_commit.setdefault(commit.index, []).append(path)
+  trees: list[Tree] = []
+  current = dict(base)
+  for commit in pr.commits:
+    for path in by_commit.get(commit.index, ()):
+      if path in tip:
+        current[path] = tip[path]
+      else:
+        current.pop(path, None)
+    trees.append(dict(current))
+  return trees, unplaced
 
 
 def render_patches(
     series: Series, stack: Stack, trees: Sequence[Tree]
-) -> tuple[list[bytes | None], list[str]]:
-  """One commit and mail per PR for trees [pristine, pr1, ..., prN]."""
-  commits = [stack.ensure_pristine()]
-  patches: list[bytes | None] = []
+) -> Rendered:
+  """Commits and mails for trees [pristine, pr1, ..., prN]."""
+  pristine = stack.ensure_pristine()
+  pr_commits = [pristine]
+  chain: list[tuple[Commit | None, str]] = [(None, pristine)]
+  mails: list[list[tuple[Commit, bytes]]] = []
+  problems: list[str] = []
   for k, pr in enumerate(series.prs, start=1):
-    commit = stack.commit_tree(commits[-1], trees[k], _pr_message(series, pr))
-    commits.append(commit)
-    if not _changed(trees[k - 1], trees[k]):
-      patches.append(None)
-      continue
-    patches.append(_git(stack.repo, *_FORMAT_PATCH_ARGS, '-1', commit).stdout)
-  return patches, commits
+    pr_commits.append(
+        stack.commit_tree(pr_commits[-1], trees[k], f'PR {k}: {pr.title}\n')
+    )
+    commit_trees, unplaced = split_pr(pr, trees[k - 1], trees[k])
+    for path in unplaced:
+      problems.append(
+          f'{series.wt_path(path)}: PR {k} changes it but none of its'
+          ' commits lists it; add it to one commit\'s `paths`'
+      )
+    # Mails are numbered among the PR's commits that have content.
+    counted: list[int] = []
+    previous = trees[k - 1]
+    for commit, tree in zip(pr.commits, commit_trees):
+      if _changed(previous, tree):
+        counted.append(commit.index)
+      previous = tree
+    pr_mails: list[tuple[Commit, bytes]] = []
+    for commit, tree in zip(pr.commits, commit_trees):
+      made = stack.commit_tree(chain[-1][1], tree, _commit_message(commit))
+      chain.append((commit, made))
+      if commit.index in counted:
+        number = counted.index(commit.index) + 1
+        mail = _git(
+            stack.repo,
+            *_FORMAT_PATCH_ARGS,
+            f'--subject-prefix=PATCH {number}/{len(counted)}',
+            '-1',
+            made,
+        ).stdout
+        pr_mails.append((commit, mail))
+    mails.append(pr_mails)
+  return Rendered(
+      mails=mails, pr_commits=pr_commits, chain=chain, problems=problems
+  )
 
 
-def write_patches(series: Series, patches: Sequence[bytes | None]) -> list[str]:
+def write_patches(
+    series: Series, mails: Sequence[Sequence[tuple[Commit, bytes]]]
+) -> list[str]:
+  """Writes each PR's mails to its directory; removes what it replaces."""
   written = []
-  for pr, patch in zip(series.prs, patches):
-    path = series.root / 'patches' / pr.patch_name
-    if patch is None:
-      if path.exists():
-        path.unlink()
-        written.append(f'removed {path.name}')
-      continue
-    if not path.exists() or path.read_bytes() != patch:
-      path.write_bytes(patch)
-      written.append(f'wrote {path.name}')
+  patches = series.root / 'patches'
+  for pr, pr_mails in zip(series.prs, mails):
+    folder = patches / pr.dir_name
+    legacy = patches / pr.legacy_patch_name
+    if legacy.exists():
+      legacy.unlink()
+      written.append(f'removed {legacy.name} (the one-mail layout)')
+    wanted = {commit.patch_name: mail for commit, mail in pr_mails}
+    if folder.is_dir():
+      for old in sorted(folder.glob('*.patch')):
+        if old.name not in wanted:
+          old.unlink()
+          written.append(f'removed {pr.dir_name}/{old.name}')
+    for name, mail in wanted.items():
+      path = folder / name
+      if not path.exists() or path.read_bytes() != mail:
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(mail)
+        written.append(f'wrote {pr.dir_name}/{name}')
+    if folder.is_dir() and not any(folder.iterdir()):
+      folder.rmdir()
   return written
 
 
@@ -736,13 +976,15 @@ def cmd_export(series: Series) -> int:
   result = compute_export(series)
   if result.problems:
     raise SeriesError('\n'.join(result.problems))
-  changes = write_patches(series, result.patches)
+  changes = write_patches(series, result.mails)
   # What is now in patches/ is accounted for: a later sync (after a pull
   # brings newer patches) may replace these files without losing work.
   stack = Stack(series)
   _write_manifest(series, stack, _ls_tree(stack.repo, result.commits[-1]))
+  for note in result.notes:
+    print(f'note: {note}')
   for stray in stray_patch_files(series):
-    print(f'note: patches/{stray} belongs to no PR in series.toml')
+    print(f'note: patches/{stray} belongs to no commit in series.toml')
   print('\n'.join(changes) if changes else 'patches are up to date')
   return 0
 
@@ -798,7 +1040,7 @@ def _gitignore_with_block(series: Series, pristine: Tree) -> str:
 def cmd_sync(series: Series) -> int:
   stack = Stack(series)
   pristine = stack.pristine_tree()
-  commits = stack.apply_patches(committed_patches(series))
+  commits = stack.apply_patches(committed_mails(series))
   target = _ls_tree(stack.repo, commits[-1])
   manifest_file = _manifest_path(series)
   manifest: dict[str, str] = (
@@ -867,8 +1109,13 @@ def check_patches(series: Series) -> list[str]:
       )
   for stray in stray_patch_files(series):
     problems.append(
-        f'patches/{stray}: no PR in series.toml has this patch name;'
-        ' delete it or fix the slug'
+        f'patches/{stray}: no commit in series.toml has this patch name;'
+        ' run `make patches` (it rewrites the layout) or delete it'
+    )
+  for legacy in legacy_patch_files(series):
+    problems.append(
+        f'patches/{legacy}: one mail for a whole PR (the layout before'
+        ' commits); run `make patches` to split it into its commits'
     )
   gitignore = series.root / '.gitignore'
   current = gitignore.read_text(encoding='utf-8') if gitignore.exists() else ''
@@ -877,15 +1124,7 @@ def check_patches(series: Series) -> list[str]:
         '.gitignore: the upstream ignore list is stale; run'
         ' `make sync` and commit .gitignore'
     )
-  for pr in series.prs:
-    doc = series.root / 'docs' / 'prs' / pr.description_name
-    if doc.exists() and len(doc.read_text(encoding='utf-8')) > (
-        _PR_DESCRIPTION_LIMIT
-    ):
-      problems.append(
-          f'{doc.relative_to(series.root)}: longer than'
-          f' {_PR_DESCRIPTION_LIMIT} characters'
-      )
+  problems.extend(_description_problems(series))
   try:
     result = compute_export(series)
   except SeriesError as e:
@@ -893,22 +1132,31 @@ def check_patches(series: Series) -> list[str]:
   problems.extend(result.problems)
   if result.problems:
     return problems
-  committed = committed_patches(series)
-  for pr, want, have in zip(series.prs, result.patches, committed):
-    if want != have:
-      what = (
-          'is missing'
-          if have is None
-          else 'should not exist'
-          if want is None
-          else 'is stale'
-      )
-      problems.append(
-          f'patches/{pr.patch_name} {what}: the working tree and the'
-          ' committed patches disagree; run `make patches` and commit'
-      )
-  if any(w != h for w, h in zip(result.patches, committed)):
-    old_commits = stack.apply_patches(committed)
+  committed = committed_files(series)
+  expected = {
+      f'{pr.dir_name}/{commit.patch_name}': mail
+      for pr, pr_mails in zip(series.prs, result.mails)
+      for commit, mail in pr_mails
+  }
+  stale = False
+  for name in sorted(set(expected) | set(committed)):
+    want, have = expected.get(name), committed.get(name)
+    if want == have or (want is None and name not in _commit_files(series)):
+      continue  # Equal, or a stray/legacy file reported above.
+    stale = True
+    what = (
+        'is missing'
+        if have is None
+        else 'should not exist'
+        if want is None
+        else 'is stale'
+    )
+    problems.append(
+        f'patches/{name} {what}: the working tree and the committed patches'
+        ' disagree; run `make patches` and commit'
+    )
+  if stale or legacy_patch_files(series):
+    old_commits = stack.apply_patches(committed_mails(series))
     old = _ls_tree(stack.repo, old_commits[-1])
     work, _ = working_tree(series, pristine)
     for path in sorted(_changed(old, work)):
@@ -916,6 +1164,39 @@ def check_patches(series: Series) -> list[str]:
         problems.append(
             f'{series.wt_path(path)}: differs from pristine + patches'
         )
+  return problems
+
+
+def _commit_files(series: Series) -> set[str]:
+  return {
+      f'{pr.dir_name}/{c.patch_name}' for pr in series.prs for c in pr.commits
+  }
+
+
+def _description_problems(series: Series) -> list[str]:
+  """PR descriptions: within the size limit, naming every commit in order."""
+  problems = []
+  for pr in series.prs:
+    text = _pr_description(series, pr)
+    if text is None:
+      continue
+    name = f'docs/prs/{pr.description_name}'
+    if len(text) > _PR_DESCRIPTION_LIMIT:
+      problems.append(
+          f'{name}: {len(text)} characters, longer than'
+          f' {_PR_DESCRIPTION_LIMIT}'
+      )
+    position = 0
+    for commit in pr.commits if len(pr.commits) > 1 else ():
+      found = text.find(commit.subject, position)
+      if found < 0:
+        problems.append(
+            f'{name}: does not name commit {commit.label} by its subject'
+            f' "{commit.subject}" (after the commits before it); list the'
+            " PR's commits in order"
+        )
+        break
+      position = found + len(commit.subject)
   return problems
 
 
@@ -974,8 +1255,16 @@ def _xdist_args(python: str, workers: int) -> list[str]:
   return ['-n', str(workers), '--dist', 'loadfile']
 
 
-def check_git_am(series: Series, patches: Sequence[bytes | None]) -> None:
-  """`git am` of every patch onto a repository made from the pristine sdist."""
+def check_git_am(
+    series: Series,
+    mails: Sequence[Sequence[bytes]],
+    expected_trees: Sequence[str] | None = None,
+) -> None:
+  """`git am` of every mail, in order, onto a repository of the pristine sdist.
+
+  With `expected_trees` (one git tree id per PR), each PR's last mail must
+  leave exactly that tree: the mails say what the stack says.
+  """
   sdist = fetch_sdist(series)
   with tempfile.TemporaryDirectory() as tmp:
     repo = Path(tmp) / 'upstream'
@@ -989,16 +1278,152 @@ def check_git_am(series: Series, patches: Sequence[bytes | None]) -> None:
         dest.chmod(0o755)
     _git(repo, 'add', '-A')
     _git(repo, 'commit', '-q', '-m', 'pristine')
-    for pr, patch in zip(series.prs, patches):
-      if patch is None:
-        continue
-      proc = _git(repo, 'am', '--quiet', input_bytes=patch, check=False)
-      if proc.returncode != 0:
-        raise SeriesError(
-            f'git am of patches/{pr.patch_name} onto the pristine repository'
-            ' failed:\n'
-            + (proc.stderr + proc.stdout).decode(errors='replace').strip()
-        )
+    for k, (pr, pr_mails) in enumerate(zip(series.prs, mails), start=1):
+      for index, mail in enumerate(pr_mails, start=1):
+        proc = _git(repo, 'am', '--quiet', input_bytes=mail, check=False)
+        if proc.returncode != 0:
+          raise SeriesError(
+              f'git am of mail {index} of PR {k} (patches/{pr.dir_name}/)'
+              ' onto the ones before it failed:\n'
+              + (proc.stderr + proc.stdout).decode(errors='replace').strip()
+          )
+      if expected_trees is not None and pr_mails:
+        tree = _git_out(repo, 'rev-parse', 'HEAD^{tree}')
+        if tree != expected_trees[k - 1]:
+          raise SeriesError(
+              f'git am of PR {k} gives tree {tree}, the stack has'
+              f' {expected_trees[k - 1]}'
+          )
+
+
+# Run in the prefix tree's own Python: compiles every series Python file of
+# the commit and imports every module under src/ the series added or changed
+# (`google.adk` first). One process serves every commit of the walk: before
+# each commit it forgets the google.adk modules, so each import reads that
+# commit's files, while the third-party packages stay loaded (cheap).
+_IMPORT_WORKER = r"""
+import importlib, json, sys, traceback
+sys.dont_write_bytecode = True
+for line in sys.stdin:
+  job = json.loads(line)
+  for name in [m for m in sys.modules if m == 'google.adk' or m.startswith('google.adk.')]:
+    del sys.modules[name]
+  importlib.invalidate_caches()
+  errors = []
+  for path in job['compile']:
+    try:
+      with open(path, 'rb') as f:
+        compile(f.read(), path, 'exec')
+    except SyntaxError as e:
+      errors.append(f'{path}: {e}')
+  for module in job['import']:
+    try:
+      importlib.import_module(module)
+    except BaseException:
+      errors.append(f'import {module}:\n' + traceback.format_exc(limit=3))
+  print(json.dumps(errors), flush=True)
+"""
+
+
+def _module_name(path: str) -> str | None:
+  """`src/google/adk/x/y.py` -> `google.adk.x.y`; None outside src/."""
+  if not path.startswith('src/') or not path.endswith('.py'):
+    return None
+  parts = path[len('src/') : -len('.py')].split('/')
+  if parts[-1] == '__init__':
+    parts = parts[:-1]
+  return '.'.join(parts)
+
+
+class _ImportChecker:
+  """Proves each commit imports, in one long-lived process (see above)."""
+
+  def __init__(self, python: str, tree_root: Path, env: Mapping[str, str]):
+    self.tree_root = tree_root
+    self.proc = subprocess.Popen(
+        [python, '-c', _IMPORT_WORKER],
+        cwd=tree_root,
+        env={**env, 'PYTHONDONTWRITEBYTECODE': '1'},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+  def check(self, tree: Tree, pristine: Tree) -> list[str]:
+    ours = sorted(
+        p for p in tree if p.endswith('.py') and tree[p] != pristine.get(p)
+    )
+    modules = ['google.adk'] + [
+        m for m in map(_module_name, ours) if m and m != 'google.adk'
+    ]
+    job = {
+        'compile': [str(self.tree_root / p) for p in ours],
+        'import': modules,
+    }
+    assert self.proc.stdin is not None and self.proc.stdout is not None
+    self.proc.stdin.write(json.dumps(job) + '\n')
+    self.proc.stdin.flush()
+    answer = self.proc.stdout.readline()
+    if not answer:
+      return ['the import checker ended unexpectedly']
+    return json.loads(answer)
+
+  def close(self) -> None:
+    if self.proc.stdin:
+      self.proc.stdin.close()
+    self.proc.wait()
+
+
+def _write_tree_diff(stack: Stack, old: Tree, new: Tree, dest: Path) -> None:
+  """Turns the materialized tree `old` at `dest` into `new`."""
+  changed = _changed(old, new)
+  blobs = _cat_blobs(stack.repo, (new[p].blob for p in changed if p in new))
+  for path in sorted(changed):
+    target = dest / path
+    if path not in new:
+      target.unlink(missing_ok=True)
+      continue
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(blobs[new[path].blob])
+    target.chmod(0o755 if new[path].mode == '100755' else 0o644)
+
+
+def _run_prefix_tests(
+    python: str,
+    tree_root: Path,
+    env: Mapping[str, str],
+    xdist: Sequence[str],
+    tests: Sequence[str],
+) -> subprocess.CompletedProcess[str]:
+  ini = tree_root / 'pytest.ini'
+  ini.write_text(
+      '[pytest]\nasyncio_mode = auto\n'
+      'asyncio_default_fixture_loop_scope = function\n'
+      'markers =\n    integration: starts real servers\n'
+  )
+  try:
+    return subprocess.run(
+        [
+            python,
+            '-m',
+            'pytest',
+            '-q',
+            '-p',
+            'no:cacheprovider',
+            '-c',
+            str(ini),
+            '--rootdir',
+            str(tree_root),
+            *xdist,
+            *tests,
+        ],
+        cwd=tree_root,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+  finally:
+    ini.unlink(missing_ok=True)
 
 
 def cmd_check_series(
@@ -1009,112 +1434,121 @@ def cmd_check_series(
     full: bool = False,
     workers: int = 0,
 ) -> int:
-  """Checks that every prefix of the stack imports and passes its tests.
+  """Checks that every commit applies and imports, every PR passes its tests.
 
-  By default prefix k below the top runs PR k's own tests, and the top
-  prefix only imports: its tree is the working tree (check-patches proves
-  it), whose tests `make test` runs once as its full run. With `full`,
-  every prefix, the top included, runs the tests of every PR up to it.
+  The mails go through `git am`, in order, onto the pristine sdist. One
+  temporary tree then walks the chain commit by commit (each step writes
+  only what the commit changes): every commit compiles and imports every
+  module the series added or changed by then; at each PR's last commit,
+  below the top, PR k's own tests run. The top PR only imports: its tree is
+  the working tree (check-patches proves it), whose tests `make test` runs
+  once as its full run. With `full`, every PR's last commit, the top
+  included, runs the tests of every PR up to it.
   """
   if cmd_check_patches(series) != 0:
     return 1
-  patches = committed_patches(series)
-  check_git_am(series, patches)
-  print('check-series: git am onto the pristine sdist repository: ok')
   stack = Stack(series)
-  commits = stack.apply_patches(patches)
+  pristine = stack.pristine_tree()
+  result = compute_export(series)
+  rendered = result.rendered
+  mails = [[mail for _, mail in pr_mails] for pr_mails in rendered.mails]
+  pr_trees = [
+      _git_out(stack.repo, 'rev-parse', f'{c}^{{tree}}')
+      for c in rendered.pr_commits[1:]
+  ]
+  started = time.monotonic()
+  check_git_am(series, mails, pr_trees)
+  n_mails = sum(len(m) for m in mails)
+  print(
+      f'check-series: git am of {n_mails} mails onto the pristine sdist'
+      f' repository: ok ({time.monotonic() - started:.0f} s)'
+  )
   # Differential tests compare a prefix with pristine ADK (prefix 0).
   pristine_tree = materialize_prefix(series, 0, series.cache / 'prefix-0')
-  top = max(
-      (k for k, patch in enumerate(patches, start=1) if patch is not None),
-      default=0,
-  )
+  top = max((k for k, m in enumerate(mails, start=1) if m), default=0)
+  last_of_pr = {
+      pr.number: max(c.index for c, _ in pr_mails)
+      for pr, pr_mails in zip(series.prs, rendered.mails)
+      if pr_mails
+  }
+  with_content = {
+      (c.pr, c.index) for pr_mails in rendered.mails for c, _ in pr_mails
+  }
   xdist = _xdist_args(python, workers)
-  failed = []
-  for k, pr in enumerate(series.prs, start=1):
-    if patches[k - 1] is None:
-      continue
-    started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix=f'series-prefix-{k}-') as tmp:
-      tree_root = Path(tmp)
-      _materialize(stack, commits[k], tree_root)
-      env = dict(os.environ)
-      env['PYTHONPATH'] = os.pathsep.join(
-          str(tree_root / p)
-          for p in ('src', 'tests/integration/fixtures', 'contributing/samples')
-      )
-      env['ADK_SERIES_PREFIX'] = str(k)
-      env['ADK_PRISTINE_SRC'] = str(pristine_tree / 'src')
-      proc = subprocess.run(
-          [python, '-c', 'import google.adk'],
-          cwd=tree_root,
-          env=env,
-          capture_output=True,
-          text=True,
-      )
-      if proc.returncode != 0:
+  failed: list[str] = []
+  with tempfile.TemporaryDirectory(prefix='series-walk-') as tmp:
+    tree_root = Path(tmp)
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join(
+        str(tree_root / p)
+        for p in ('src', 'tests/integration/fixtures', 'contributing/samples')
+    )
+    env['ADK_PRISTINE_SRC'] = str(pristine_tree / 'src')
+    env['PYTHONDONTWRITEBYTECODE'] = '1'
+    _materialize(stack, rendered.chain[0][1], tree_root)
+    current = pristine
+    checker = _ImportChecker(python, tree_root, env)
+    try:
+      imports_started = time.monotonic()
+      imported = 0
+      for commit, commit_id in rendered.chain[1:]:
+        assert commit is not None
+        if (commit.pr, commit.index) not in with_content:
+          continue
+        tree = _ls_tree(stack.repo, commit_id)
+        _write_tree_diff(stack, current, tree, tree_root)
+        current = tree
+        errors = checker.check(tree, pristine)
+        imported += 1
+        if errors:
+          print(
+              f'check-series: commit {commit.label} does not import:\n'
+              + '\n'.join(errors),
+              file=sys.stderr,
+          )
+          failed.append(commit.label)
+          continue
+        if last_of_pr.get(commit.pr) != commit.index:
+          continue
+        k = commit.pr
         print(
-            f'check-series: prefix {k}: import google.adk failed:\n'
-            f'{proc.stderr}',
-            file=sys.stderr,
+            f'check-series: commits up to PR {k} apply and import'
+            f' ({imported} so far, {time.monotonic() - imports_started:.0f} s)'
         )
-        failed.append(k)
-        continue
-      tests = _prefix_tests(series, k, tree_root, full=full)
-      if k == top and not full and run_tests and tests:
-        print(
-            f'check-series: prefix {k}: import ok; its tests are the full'
-            ' run on the working tree (the same tree)'
-        )
-        continue
-      if not run_tests or not tests:
-        print(
-            f'check-series: prefix {k}: import ok'
-            + ('' if tests else ' (no tests listed)')
-        )
-        continue
-      ini = tree_root / 'pytest.ini'
-      ini.write_text(
-          '[pytest]\nasyncio_mode = auto\n'
-          'asyncio_default_fixture_loop_scope = function\n'
-          'markers =\n    integration: starts real servers\n'
-      )
-      proc = subprocess.run(
-          [
-              python,
-              '-m',
-              'pytest',
-              '-q',
-              '-p',
-              'no:cacheprovider',
-              '-c',
-              str(ini),
-              '--rootdir',
-              str(tree_root),
-              *xdist,
-              *tests,
-          ],
-          cwd=tree_root,
-          env=env,
-          capture_output=True,
-          text=True,
-      )
-      lines = proc.stdout.strip().splitlines()
-      tail = lines[-1] if lines else '(no pytest output)'
-      if proc.returncode != 0:
-        print(
-            f'check-series: prefix {k}: tests failed:\n{proc.stdout[-6000:]}'
-            f'\n{proc.stderr[-2000:]}',
-            file=sys.stderr,
-        )
-        failed.append(k)
-      else:
-        print(
-            f'check-series: prefix {k}: import ok; {tail}'
-            f' ({time.monotonic() - started:.0f} s)'
-        )
+        tests = _prefix_tests(series, k, tree_root, full=full)
+        if not run_tests or not tests:
+          print(
+              f'check-series: prefix {k}: import ok'
+              + ('' if tests else ' (no tests listed)')
+          )
+          continue
+        if k == top and not full:
+          print(
+              f'check-series: prefix {k}: import ok; its tests are the full'
+              ' run on the working tree (the same tree)'
+          )
+          continue
+        prefix_started = time.monotonic()
+        env['ADK_SERIES_PREFIX'] = str(k)
+        proc = _run_prefix_tests(python, tree_root, env, xdist, tests)
+        lines = proc.stdout.strip().splitlines()
+        tail = lines[-1] if lines else '(no pytest output)'
+        if proc.returncode != 0:
+          print(
+              f'check-series: prefix {k}: tests failed:\n'
+              f'{proc.stdout[-6000:]}\n{proc.stderr[-2000:]}',
+              file=sys.stderr,
+          )
+          failed.append(f'prefix {k}')
+        else:
+          print(
+              f'check-series: prefix {k}: import ok; {tail}'
+              f' ({time.monotonic() - prefix_started:.0f} s)'
+          )
+    finally:
+      checker.close()
   if failed:
-    print(f'check-series: failing prefixes: {failed}', file=sys.stderr)
+    print(f'check-series: failing: {", ".join(failed)}', file=sys.stderr)
     return 1
   print('check-series: ok')
   return 0
@@ -1134,7 +1568,7 @@ def materialize_prefix(series: Series, number: int, dest: Path) -> Path:
   if not 0 <= number <= len(series.prs):
     raise SeriesError(f'no prefix {number}')
   stack = Stack(series)
-  commits = stack.apply_patches(committed_patches(series))
+  commits = stack.apply_patches(committed_mails(series))
   tree_id = _git_out(stack.repo, 'rev-parse', f'{commits[number]}^{{tree}}')
   stamp = dest / '.series-prefix'
   if stamp.exists() and stamp.read_text() == tree_id:
@@ -1188,7 +1622,7 @@ def cmd_amend_start(series: Series, number: int) -> int:
         ' (finish it with `amend-finish` or `amend-abort`)'
     )
   stack = Stack(series)
-  commits = stack.apply_patches(committed_patches(series))
+  commits = stack.apply_patches(committed_mails(series))
   _git(stack.repo, 'worktree', 'prune')
   _git(stack.repo, 'branch', '-f', 'series-top', commits[-1])
   _git(
@@ -1229,8 +1663,8 @@ def cmd_amend_abort(series: Series) -> int:
 
 def _patch_digest(series: Series) -> str:
   digest = hashlib.sha256()
-  for patch in committed_patches(series):
-    digest.update(b'-' if patch is None else hashlib.sha256(patch).digest())
+  for name, mail in sorted(committed_files(series).items()):
+    digest.update(name.encode() + b'\0' + hashlib.sha256(mail).digest())
   return digest.hexdigest()
 
 
@@ -1306,7 +1740,11 @@ def cmd_amend_finish(series: Series) -> int:
       )
     new_commits.append(_git_out(worktree, 'rev-parse', 'HEAD'))
   trees = [_ls_tree(stack.repo, c) for c in new_commits]
-  patches, _ = render_patches(series, stack, trees)
+  rendered = render_patches(series, stack, trees)
+  if rendered.problems:
+    _git(worktree, 'reset', '-q', '--soft', commits[number])
+    keep_state()
+    raise SeriesError('\n'.join(rendered.problems))
   # Write the working tree from the new top, then the patches.
   old_top = _ls_tree(stack.repo, commits[-1])
   new_top = trees[-1]
@@ -1323,7 +1761,7 @@ def cmd_amend_finish(series: Series) -> int:
     dest.write_bytes(blobs[new_top[path].blob])
     dest.chmod(0o755 if new_top[path].mode == '100755' else 0o644)
   _write_manifest(series, stack, new_top)
-  write_patches(series, patches)
+  write_patches(series, rendered.mails)
   _git(stack.repo, 'worktree', 'remove', '--force', str(worktree), check=False)
   _git(stack.repo, 'worktree', 'prune', check=False)
   shutil.rmtree(worktree, ignore_errors=True)
@@ -1487,7 +1925,7 @@ def main(argv: Sequence[str] | None = None) -> int:
       return cmd_materialize(series, args.number, args.dest)
     if args.command == 'prefix-tree':
       stack = Stack(series)
-      for commit in stack.apply_patches(committed_patches(series)):
+      for commit in stack.apply_patches(committed_mails(series)):
         print(commit)
       return 0
   except SeriesError as e:

@@ -129,7 +129,7 @@ class Project:
     self.write(rel, text.replace(old, new, 1))
 
   def patch(self, number: int) -> bytes | None:
-    p = self.path(f'patches/{number:04d}-pr-{number}.patch')
+    p = self.path(f'patches/{number:04d}-pr-{number}/0001-pr-{number}.patch')
     return p.read_bytes() if p.exists() else None
 
   def commit(self) -> None:
@@ -211,7 +211,7 @@ def test_stale_patch_is_reported(project: Project, capsys):
   project.write('src/google/adk/one/new.py', 'X = 2\n')
   assert project.run('check-patches') == 1
   err = capsys.readouterr().err
-  assert 'patches/0001-pr-1.patch is stale' in err
+  assert 'patches/0001-pr-1/0001-pr-1.patch is stale' in err
   assert 'src/google/adk/one/new.py: differs from pristine + patches' in err
 
 
@@ -333,7 +333,7 @@ def test_prefix_isolation_and_check_series(project: Project, capsys):
   })
   assert project.run('export') == 0
   assert project.run('check-series', '--python', sys.executable) == 1
-  assert 'prefix 1: import google.adk failed' in capsys.readouterr().err
+  assert 'commit 1.1 (pr-1) does not import' in capsys.readouterr().err
 
 
 def _two_pr_edits(project: Project) -> None:
@@ -397,10 +397,10 @@ def test_git_am_onto_pristine_repository(project: Project):
   project.write('src/google/adk/one/__init__.py', 'ONE = 1\n')
   assert project.run('export') == 0
   s = series.Series.load(project.root)
-  series.check_git_am(s, series.committed_patches(s))
+  series.check_git_am(s, series.committed_mails(s))
   broken = project.patch(2).replace(b'-line_20 = 20', b'-line_20 = 21')
-  with pytest.raises(series.SeriesError, match='git am of patches/0002'):
-    series.check_git_am(s, [project.patch(1), broken])
+  with pytest.raises(series.SeriesError, match='git am of mail 1 of PR 2'):
+    series.check_git_am(s, [[project.patch(1)], [broken]])
 
 
 def test_sdist_hash_mismatch_is_refused(
