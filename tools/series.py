@@ -15,28 +15,32 @@
 """The patch-series tool: pinned upstream, edit in place, export, verify.
 
 The repository never commits upstream code. It commits the series' own files
-and, for upstream files it edits, one `git format-patch` mail per pull request
-in `patches/`. This tool keeps those two views of the same tree in step:
+and `patches/`: per pull request a directory with one `git format-patch` mail
+per focused commit (`patches/series.toml` lists the PRs, their commits and the
+paths each commit owns). This tool keeps those two views of the same tree in
+step:
 
 * `sync` downloads the pinned sdist, verifies its sha256, and writes
   pristine + patches into the working tree, refusing to overwrite any upstream
   file whose content it cannot account for (an edit that was never exported).
 * `export` turns the working tree back into patches, giving each path's edits
   to the highest pull request that lists it and keeping lower pull requests'
-  hunks for that path exactly as they were.
+  hunks for that path exactly as they were; inside a pull request, each path
+  goes to the one commit that lists it.
 * `check-patches` proves the committed patches describe the working tree.
-* `check-series` proves every prefix of the stack imports and passes its own
-  tests, and that the whole series applies with `git am` to a repository made
-  from the pristine sdist.
+* `check-series` proves every mail applies with `git am` onto the ones before
+  it (from the pristine sdist), every commit imports, and every PR passes its
+  own tests at its last commit.
 * `amend-start` / `amend-finish` edit a lower pull request deliberately and
   re-stack the ones above it, reporting conflicts instead of guessing.
 * `wheel` builds the patched distribution and checks that its core
   requirements equal the pristine wheel's.
 
-Internally the stack is a chain of commits in a private repository under
-`.cache/series/`: one pristine commit, then one commit per pull request (empty
-when that pull request has no content yet). Trees are compared by git blob id,
-so nothing is read twice and nothing depends on timestamps.
+Internally the stack lives in a private repository under `.cache/series/`:
+one pristine commit, then one commit per pull request (empty when that pull
+request has no content yet), from which the reviewable chain of per-commit
+commits is derived. Trees are compared by git blob id, so nothing is read
+twice and nothing depends on timestamps.
 
 Standard library and the git command only.
 """
@@ -848,9 +852,7 @@ def compute_export(series: Series) -> Export:
     if path in work and path not in old_trees[-1]:
       commit = series.prs[target - 1].owning_commit(path)
       assert commit is not None
-      notes.append(
-          f'{series.wt_path(path)}: new; placed in PR {commit.label}'
-      )
+      notes.append(f'{series.wt_path(path)}: new; placed in PR {commit.label}')
     for k in range(target, len(series.prs) + 1):
       if path in work:
         new_trees[k][path] = work[path]
@@ -914,7 +916,7 @@ def render_patches(
     for path in unplaced:
       problems.append(
           f'{series.wt_path(path)}: PR {k} changes it but none of its'
-          ' commits lists it; add it to one commit\'s `paths`'
+          " commits lists it; add it to one commit's `paths`"
       )
     # Mails are numbered among the PR's commits that have content.
     counted: list[int] = []
@@ -1183,8 +1185,7 @@ def _description_problems(series: Series) -> list[str]:
     name = f'docs/prs/{pr.description_name}'
     if len(text) > _PR_DESCRIPTION_LIMIT:
       problems.append(
-          f'{name}: {len(text)} characters, longer than'
-          f' {_PR_DESCRIPTION_LIMIT}'
+          f'{name}: {len(text)} characters, longer than {_PR_DESCRIPTION_LIMIT}'
       )
     position = 0
     for commit in pr.commits if len(pr.commits) > 1 else ():

@@ -112,6 +112,27 @@ class Project:
       )
     (self.root / 'patches' / 'series.toml').write_text(text)
 
+  def set_commits(self, prs: dict[int, list[tuple[str, list[str]]]]) -> None:
+    """PRs made of `[[pr.commit]]`s: number -> [(slug, paths), ...]."""
+    self.set_prs({})
+    text = (self.root / 'patches' / 'series.toml').read_text()
+    for number in sorted(prs):
+      text += (
+          f'[[pr]]\nnumber = {number}\nslug = "pr-{number}"\n'
+          f'title = "PR {number}"\n'
+      )
+      for slug, paths in prs[number]:
+        listed = ', '.join(f'"{p}"' for p in paths)
+        text += (
+            f'[[pr.commit]]\nslug = "{slug}"\nsubject = "Add {slug}"\n'
+            f'message = "Why {slug} exists."\npaths = [{listed}]\n'
+        )
+    (self.root / 'patches' / 'series.toml').write_text(text)
+
+  def mail(self, number: int, index: int, slug: str) -> bytes | None:
+    p = self.path(f'patches/{number:04d}-pr-{number}/{index:04d}-{slug}.patch')
+    return p.read_bytes() if p.exists() else None
+
   def run(self, *args: str) -> int:
     return series.main(['--root', str(self.root), *args])
 
@@ -450,3 +471,184 @@ def test_concurrent_prefix_reads_print_nothing_and_keep_stdout(
   assert len(set(sources)) == 1 and (sources[0] / 'google/adk').is_dir()
   assert project.run('materialize', '0', str(project.path('p0'))) == 0
   assert capsys.readouterr().out.strip() == str(project.path('p0'))
+
+
+# ---------------------------------------------------------------------------
+# Commits inside a PR
+
+
+def _three_commits(project: Project) -> None:
+  """PR 1: base, then mod.py's edit; PR 2: two commits; PR 3: empty."""
+  project.set_commits({
+      1: [
+          ('base', ['src/google/adk/one/', 'tests/one/']),
+          ('seam', ['src/google/adk/mod.py']),
+      ],
+      2: [
+          ('core', ['src/google/adk/two/core.py', 'src/google/adk/mod.py']),
+          ('rest', ['src/google/adk/two/', 'tests/two/']),
+      ],
+      3: [],
+  })
+
+
+def test_commits_split_a_pr_by_path_in_order(project: Project):
+  _three_commits(project)
+  project.write('src/google/adk/one/__init__.py', 'ONE = 1\n')
+  project.edit('src/google/adk/mod.py', 'line_3 = 3', 'line_3 = 33')
+  project.write('src/google/adk/two/__init__.py', '')
+  project.write(
+      'src/google/adk/two/core.py', 'from google.adk.one import ONE\n'
+  )
+  project.write('src/google/adk/two/extra.py', 'from .core import ONE\n')
+  assert project.run('export') == 0
+  base, seam = project.mail(1, 1, 'base'), project.mail(1, 2, 'seam')
+  assert base is not None and seam is not None
+  assert b'Subject: [PATCH 1/2] Add base' in base
+  assert b'Why base exists.' in base
+  assert b'one/__init__.py' in base and b'mod.py' not in base
+  assert b'+line_3 = 33' in seam and b'one/__init__' not in seam
+  core, rest = project.mail(2, 1, 'core'), project.mail(2, 2, 'rest')
+  assert b'two/core.py' in core and b'two/extra.py' not in core
+  # The most specific entry wins: core.py by name, the rest by directory.
+  assert b'two/extra.py' in rest and b'two/__init__.py' in rest
+  assert b'two/core.py' not in rest
+  assert not project.path('patches/0003-pr-3').exists()  # empty PR: no mails
+  assert project.run('check-patches') == 0
+  # Every commit applies with `git am`, in order, onto pristine.
+  s = series.Series.load(project.root)
+  series.check_git_am(s, series.committed_mails(s))
+
+
+def test_freezing_works_at_commit_granularity(project: Project):
+  _three_commits(project)
+  # First change of a path PR 1 (seam) and PR 2 (core) both list: PR 1.
+  project.edit('src/google/adk/mod.py', 'line_3 = 3', 'line_3 = 33')
+  assert project.run('export') == 0
+  seam = project.mail(1, 2, 'seam')
+  assert seam is not None and project.mail(2, 1, 'core') is None
+  # Later edits go to PR 2's one commit that lists it; PR 1's stays frozen.
+  project.edit('src/google/adk/mod.py', 'line_20 = 20', 'line_20 = 2020')
+  project.write('src/google/adk/two/__init__.py', '')
+  assert project.run('export') == 0
+  assert project.mail(1, 2, 'seam') == seam
+  core = project.mail(2, 1, 'core')
+  assert core is not None and b'+line_20 = 2020' in core
+  assert b'two/__init__.py' not in core
+  assert b'two/__init__.py' in project.mail(2, 2, 'rest')
+  assert project.run('check-patches') == 0
+
+
+def test_a_path_in_no_commit_is_reported(project: Project, capsys):
+  _three_commits(project)
+  project.write('src/google/adk/three/x.py', 'X = 1\n')
+  assert project.run('export') == 1
+  err = capsys.readouterr().err
+  assert 'src/google/adk/three/x.py: added or modified but listed by no' in err
+  assert project.run('check-patches') == 1
+
+
+def test_duplicate_ownership_within_a_pr_is_refused(project: Project, capsys):
+  project.set_commits({
+      1: [('a', ['src/google/adk/one/']), ('b', ['src/google/adk/one/'])],
+  })
+  assert project.run('check-patches') == 1
+  err = capsys.readouterr().err
+  assert "PR 1 lists 'src/google/adk/one/' in two commits (a and b)" in err
+
+
+def test_new_file_under_a_listed_directory_is_placed_and_named(
+    project: Project, capsys
+):
+  _three_commits(project)
+  project.write('src/google/adk/two/later.py', 'X = 1\n')
+  assert project.run('export') == 0
+  out = capsys.readouterr().out
+  assert 'src/google/adk/two/later.py: new; placed in PR 2.2 (rest)' in out
+  assert b'two/later.py' in project.mail(2, 2, 'rest')
+
+
+def test_regrouping_commits_keeps_every_pr_tree(project: Project):
+  _three_commits(project)
+  project.write('src/google/adk/one/__init__.py', 'ONE = 1\n')
+  project.edit('src/google/adk/mod.py', 'line_3 = 3', 'line_3 = 33')
+  assert project.run('export') == 0
+  project.commit()
+  # mod.py moves to PR 1's first commit; the old mail's name goes away.
+  project.set_commits({
+      1: [(
+          'base',
+          ['src/google/adk/one/', 'tests/one/', 'src/google/adk/mod.py'],
+      )],
+      2: [(
+          'core',
+          ['src/google/adk/two/', 'tests/two/', 'src/google/adk/mod.py'],
+      )],
+  })
+  assert project.run('check-patches') == 1  # The layout is stale...
+  assert project.run('export') == 0  # ...and export rewrites it.
+  assert project.mail(1, 2, 'seam') is None
+  assert b'+line_3 = 33' in project.mail(1, 1, 'base')
+  assert project.run('check-patches') == 0
+  assert project.run('sync') == 0
+
+
+def test_a_legacy_pr_mail_is_split_into_commits(project: Project):
+  project.edit('src/google/adk/mod.py', 'line_3 = 3', 'line_3 = 33')
+  project.write('src/google/adk/one/__init__.py', 'ONE = 1\n')
+  assert project.run('export') == 0
+  # The one-mail-per-PR layout, as a merge from before commits brings it.
+  mail = project.patch(1)
+  project.path('patches/0001-pr-1/0001-pr-1.patch').unlink()
+  project.path('patches/0001-pr-1').rmdir()
+  project.path('patches/0001-pr-1.patch').write_bytes(mail)
+  _three_commits(project)
+  assert project.run('check-patches') == 1
+  assert project.run('export') == 0
+  assert not project.path('patches/0001-pr-1.patch').exists()
+  assert b'one/__init__.py' in project.mail(1, 1, 'base')
+  assert b'+line_3 = 33' in project.mail(1, 2, 'seam')
+  assert project.run('check-patches') == 0
+
+
+def test_check_series_imports_every_commit(project: Project, capsys):
+  _three_commits(project)
+  project.write('src/google/adk/one/__init__.py', 'ONE = 1\n')
+  project.write('src/google/adk/two/__init__.py', '')
+  # core.py needs a module that arrives only in the next commit.
+  project.write(
+      'src/google/adk/two/core.py', 'from google.adk.two.extra import X\n'
+  )
+  project.write('src/google/adk/two/extra.py', 'X = 1\n')
+  assert project.run('export') == 0
+  assert project.run('check-series', '--python', sys.executable) == 1
+  err = capsys.readouterr().err
+  assert 'commit 2.1 (core) does not import' in err
+  assert 'import google.adk.two.core' in err
+  project.write('src/google/adk/two/core.py', 'X = 2\n')
+  assert project.run('export') == 0
+  assert project.run('check-series', '--python', sys.executable) == 0
+  assert 'git am of 3 mails' in capsys.readouterr().out
+
+
+def test_amend_a_pr_spreads_edits_over_its_commits(project: Project):
+  _three_commits(project)
+  project.write('src/google/adk/one/__init__.py', 'ONE = 1\n')
+  project.edit('src/google/adk/mod.py', 'line_3 = 3', 'line_3 = 33')
+  assert project.run('export') == 0
+  project.edit('src/google/adk/mod.py', 'line_20 = 20', 'line_20 = 2020')
+  project.write('src/google/adk/two/__init__.py', '')
+  assert project.run('export') == 0
+  project.commit()
+  assert project.run('amend-start', '1') == 0
+  amend = project.path('.series-amend')
+  (amend / 'src/google/adk/one/__init__.py').write_text('ONE = 11\n')
+  mod = amend / 'src/google/adk/mod.py'
+  mod.write_text(mod.read_text().replace('line_9 = 9', 'line_9 = 99'))
+  assert project.run('amend-finish') == 0
+  assert b'+ONE = 11' in project.mail(1, 1, 'base')
+  assert b'+line_9 = 99' in project.mail(1, 2, 'seam')
+  assert b'line_9' not in project.mail(2, 1, 'core')
+  text = project.path('src/google/adk/mod.py').read_text()
+  assert 'line_9 = 99' in text and 'line_20 = 2020' in text
+  assert project.run('check-patches') == 0
