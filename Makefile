@@ -12,7 +12,7 @@ NPM_DIR := tests/integration/third_party_mcp_apps
 export PYTHONPATH := $(CURDIR)/src:$(CURDIR)/tests/integration/fixtures:$(CURDIR)/contributing/samples
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: venv sync patches check-patches check-series check-series-full \
+.PHONY: venv sync patches check-patches check-series check-series-full check-commits \
 	wheel demo test test-full unit conformance bench bench-smoke amend-start \
 	amend-finish amend-abort npm-servers chromium sweep compat-core compat-mcp1
 
@@ -40,6 +40,10 @@ check-series: venv sync
 
 check-series-full: venv sync
 	$(SERIES) check-series --python $(abspath $(PY)) --workers $(WORKERS) --full
+
+# Fast: every mail applies with git am and every commit imports; no tests.
+check-commits: venv sync
+	$(SERIES) check-series --python $(abspath $(PY)) --no-tests
 
 amend-start:
 	@test -n "$(PR)" || { echo 'usage: make amend-start PR=<number>'; exit 2; }

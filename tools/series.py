@@ -1582,9 +1582,41 @@ def materialize_prefix(series: Series, number: int, dest: Path) -> Path:
   return dest
 
 
-def cmd_materialize(series: Series, number: int, dest: Path) -> int:
-  """`materialize`: writes prefix `number` to `dest` and prints `dest`."""
-  print(materialize_prefix(series, number, dest))
+def materialize_commit(series: Series, pr: int, index: int, dest: Path) -> Path:
+  """Writes the tree at commit `index` of PR `pr` (PRs below it included).
+
+  The commits are series.toml's split of the committed mails, as export
+  makes them. `dest` must not exist.
+  """
+  if not 1 <= pr <= len(series.prs) or not any(
+      c.index == index for c in series.prs[pr - 1].commits
+  ):
+    raise SeriesError(f'no commit {pr}.{index} in series.toml')
+  stack = Stack(series)
+  pr_commits = stack.apply_patches(committed_mails(series))
+  trees = [_ls_tree(stack.repo, c) for c in pr_commits]
+  rendered = render_patches(series, stack, trees)
+  commit_id = next(
+      made
+      for commit, made in rendered.chain
+      if commit is not None and (commit.pr, commit.index) == (pr, index)
+  )
+  if dest.exists():
+    raise SeriesError(f'{dest} exists; materialize a commit into a new folder')
+  dest.mkdir(parents=True)
+  _materialize(stack, commit_id, dest)
+  return dest
+
+
+def cmd_materialize(series: Series, which: str, dest: Path) -> int:
+  """`materialize`: writes prefix K, or commit K.J, to `dest`; prints it."""
+  if re.fullmatch(r'\d+', which):
+    print(materialize_prefix(series, int(which), dest))
+    return 0
+  match = re.fullmatch(r'(\d+)\.(\d+)', which)
+  if not match:
+    raise SeriesError(f'{which!r}: give a PR number K or a commit K.J')
+  print(materialize_commit(series, int(match[1]), int(match[2]), dest))
   return 0
 
 
@@ -1893,9 +1925,10 @@ def main(argv: Sequence[str] | None = None) -> int:
   wheel.add_argument('--python', default=sys.executable)
   sub.add_parser('prefix-tree', help='print the stack commit ids')
   materialize = sub.add_parser(
-      'materialize', help='write the tree of prefix K (0 = pristine) to DEST'
+      'materialize',
+      help='write prefix K (0 = pristine), or commit J of PR K as K.J, to DEST',
   )
-  materialize.add_argument('number', type=int)
+  materialize.add_argument('number')
   materialize.add_argument('dest', type=Path)
   args = parser.parse_args(argv)
   try:

@@ -625,6 +625,10 @@ def test_check_series_imports_every_commit(project: Project, capsys):
   err = capsys.readouterr().err
   assert 'commit 2.1 (core) does not import' in err
   assert 'import google.adk.two.core' in err
+  # The failing commit's tree, to look at.
+  assert project.run('materialize', '2.1', str(project.path('c21'))) == 0
+  assert project.path('c21/src/google/adk/two/core.py').exists()
+  assert not project.path('c21/src/google/adk/two/extra.py').exists()
   project.write('src/google/adk/two/core.py', 'X = 2\n')
   assert project.run('export') == 0
   assert project.run('check-series', '--python', sys.executable) == 0
