@@ -858,6 +858,20 @@ def compute_export(series: Series) -> Export:
         new_trees[k][path] = work[path]
       else:
         new_trees[k].pop(path, None)
+  # A listed entry that matches nothing (a renamed file, a moved folder)
+  # leaves its commit short; say so, with the commit, so it can be fixed.
+  for pr in series.prs:
+    for commit in pr.commits:
+      for entry in commit.paths:
+        if entry.endswith('/'):
+          matched = any(p.startswith(entry) for p in work)
+        else:
+          matched = entry in work
+        if not matched:
+          notes.append(
+              f'{entry}: listed by PR {commit.label} in series.toml, but'
+              ' nothing in the working tree matches it'
+          )
   if problems:
     return Export(
         rendered=Rendered([], [], [], []), problems=problems, notes=notes

@@ -565,6 +565,10 @@ def test_new_file_under_a_listed_directory_is_placed_and_named(
   assert project.run('export') == 0
   out = capsys.readouterr().out
   assert 'src/google/adk/two/later.py: new; placed in PR 2.2 (rest)' in out
+  # PR 1's commits name folders nothing fills yet.
+  assert (
+      'tests/one/: listed by PR 1.1 (base) in series.toml, but nothing' in out
+  )
   assert b'two/later.py' in project.mail(2, 2, 'rest')
 
 
