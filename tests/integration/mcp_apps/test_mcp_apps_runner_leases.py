@@ -337,7 +337,8 @@ async def _both_live(shared: Shared) -> dict[str, Any]:
 # --------------------------------------------------------------------------
 
 
-async def test_p2_rlt_01_runner_close_releases_exactly_its_token(
+@pytest.mark.conformance("P2-RLT-01")
+async def test_runner_close_releases_exactly_its_token(
     shared_factory: Any,
 ) -> None:
   """P2-RLT-01: binding stores the Runner's token in its side table;
@@ -366,6 +367,7 @@ async def test_p2_rlt_01_runner_close_releases_exactly_its_token(
 # --------------------------------------------------------------------------
 
 
+@pytest.mark.conformance("P2-RLT-02", "P2-RLT-03")
 @pytest.mark.parametrize(
     "first, second",
     [
@@ -373,7 +375,7 @@ async def test_p2_rlt_01_runner_close_releases_exactly_its_token(
         pytest.param("b", "a", id="p2_rlt_03_b_then_a"),
     ],
 )
-async def test_p2_rlt_02_03_generation_closes_once_after_second_release(
+async def test_generation_closes_once_after_second_release(
     shared_factory: Any, first: str, second: str
 ) -> None:
   """P2-RLT-02 (A then B) / P2-RLT-03 (B then A): the generation, and with
@@ -392,7 +394,8 @@ async def test_p2_rlt_02_03_generation_closes_once_after_second_release(
   assert not shared.server_alive(server["pid"])
 
 
-async def test_p2_rlt_08_final_release_closes_exactly_once(
+@pytest.mark.conformance("P2-RLT-08")
+async def test_final_release_closes_exactly_once(
     shared_factory: Any,
 ) -> None:
   """P2-RLT-08: the final release drives the one registry close; nothing
@@ -416,6 +419,7 @@ async def test_p2_rlt_08_final_release_closes_exactly_once(
 # --------------------------------------------------------------------------
 
 
+@pytest.mark.conformance("P2-RLT-04", "P2-RLT-05")
 @pytest.mark.parametrize(
     "twice, other",
     [
@@ -423,7 +427,7 @@ async def test_p2_rlt_08_final_release_closes_exactly_once(
         pytest.param("b", "a", id="p2_rlt_05_runner_b"),
     ],
 )
-async def test_p2_rlt_04_05_duplicate_close_releases_own_token_once(
+async def test_duplicate_close_releases_own_token_once(
     shared_factory: Any, twice: str, other: str
 ) -> None:
   """P2-RLT-04 (A) / P2-RLT-05 (B): closing one Runner twice releases its
@@ -451,6 +455,7 @@ async def test_p2_rlt_04_05_duplicate_close_releases_own_token_once(
 # --------------------------------------------------------------------------
 
 
+@pytest.mark.conformance("P2-RLT-06")
 @pytest.mark.parametrize(
     "script, policy",
     [
@@ -466,7 +471,7 @@ async def test_p2_rlt_04_05_duplicate_close_releases_own_token_once(
         ),
     ],
 )
-async def test_p2_rlt_06_timed_out_close_is_retried_once(
+async def test_timed_out_close_is_retried_once(
     shared_factory: Any, script: list[str], policy: LeaseRetryPolicy
 ) -> None:
   """P2-RLT-06: the final release's close times out once; the ledger
@@ -483,8 +488,9 @@ async def test_p2_rlt_06_timed_out_close_is_retried_once(
   assert shared.closer.attempts == 2
 
 
+@pytest.mark.conformance("P2-RLT-06")
 @pytest.mark.parametrize("retry_by", ["registry_retry", "second_close"])
-async def test_p2_rlt_06_cancelled_release_is_retried_token_idempotently(
+async def test_cancelled_release_is_retried_token_idempotently(
     shared_factory: Any, retry_by: str
 ) -> None:
   """P2-RLT-06: B's `Runner.close()` is cancelled while the final close
@@ -524,7 +530,8 @@ async def test_p2_rlt_06_cancelled_release_is_retried_token_idempotently(
 # --------------------------------------------------------------------------
 
 
-async def test_p2_rlt_07_other_runner_keeps_working_after_one_closes(
+@pytest.mark.conformance("P2-RLT-07")
+async def test_other_runner_keeps_working_after_one_closes(
     shared_factory: Any,
 ) -> None:
   """P2-RLT-07: with both Runners live, A closes while B is mid-turn; B's
@@ -555,7 +562,8 @@ async def test_p2_rlt_07_other_runner_keeps_working_after_one_closes(
 # --------------------------------------------------------------------------
 
 
-async def test_p2_rlt_09_shutdown_closes_then_runner_close_closes_nothing(
+@pytest.mark.conformance("P2-RLT-09")
+async def test_shutdown_closes_then_runner_close_closes_nothing(
     shared_factory: Any,
 ) -> None:
   """P2-RLT-09: registry shutdown closes the generation with both tokens
@@ -581,7 +589,8 @@ async def test_p2_rlt_09_shutdown_closes_then_runner_close_closes_nothing(
 # --------------------------------------------------------------------------
 
 
-async def test_p2_reg_11_runner_cleanup_toolset_close_releases_no_token(
+@pytest.mark.conformance("P2-REG-11")
+async def test_runner_cleanup_toolset_close_releases_no_token(
     shared_factory: Any,
 ) -> None:
   """P2-REG-11: the shared toolset's `close()`, called by Runner cleanup,
