@@ -32,12 +32,10 @@ Cases: P1-PROJ-06, -07, -08, -09, -10, -11, -13 of the conformance list.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 import json
 import pathlib
 import sys
 import textwrap
-import time
 from typing import Any
 
 import differential
@@ -56,7 +54,10 @@ from mcp import Client
 from mcp import StdioServerParameters
 import pytest
 
-pytestmark = pytest.mark.integration
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.usefixtures("no_leaked_processes"),
+]
 
 SENTINELS = ds.UI_RESULT_SENTINELS
 PROJECTED_UI_RESULT = {
@@ -74,19 +75,6 @@ LEGACY_UI_RESULT = {
 """`ui_result` as pristine ADK 2.13.0 persists it (the differential harness's
 `ui_result` scenario shows pristine producing exactly this)."""
 LEGACY_CALL_ID = "legacy-call-1"
-
-
-@pytest.fixture(autouse=True)
-def no_leaked_processes(mcp_apps: Any) -> Iterator[None]:
-  """Fails the test if a server it started outlives it."""
-  before = mcp_apps.child_pids()
-  yield
-  deadline = time.monotonic() + 5.0
-  while (leaked := mcp_apps.child_pids() - before) and (
-      time.monotonic() < deadline
-  ):
-    time.sleep(0.05)
-  assert not leaked, f"child processes left behind: {sorted(leaked)}"
 
 
 @pytest.fixture(scope="module")

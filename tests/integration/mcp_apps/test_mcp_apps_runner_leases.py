@@ -38,10 +38,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator
-from collections.abc import Iterator
 import dataclasses
 import json
-import time
 from typing import Any
 
 from google.adk.agents.llm_agent import LlmAgent
@@ -67,7 +65,10 @@ from mcp_apps_conformance_server import names
 from pydantic import Field
 import pytest
 
-pytestmark = pytest.mark.integration
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.usefixtures("no_leaked_processes"),
+]
 
 TOOLSET_ID = "conformance-stdio"
 USER_ID = "lease-tester"
@@ -261,19 +262,6 @@ async def _shared(
       child_pids=mcp_apps.child_pids,
       outstanding_at_close=outstanding_at_close,
   )
-
-
-@pytest.fixture(autouse=True)
-def no_leaked_processes(mcp_apps: Any) -> Iterator[None]:
-  """Fails the test if a server it started outlives it."""
-  before = mcp_apps.child_pids()
-  yield
-  deadline = time.monotonic() + 5.0
-  while (leaked := mcp_apps.child_pids() - before) and (
-      time.monotonic() < deadline
-  ):
-    time.sleep(0.05)
-  assert not leaked, f"child processes left behind: {sorted(leaked)}"
 
 
 @pytest.fixture
