@@ -64,11 +64,13 @@ _REASONS = {
 
 
 def _case(case_id: str) -> Any:
+  """Parametrizes a test over the case's vectors and marks it with the case."""
   vectors = [v for v in _VECTORS if v['case'] == case_id]
   assert vectors, case_id
-  return pytest.mark.parametrize(
+  parametrize = pytest.mark.parametrize(
       'vector', vectors, ids=[v['id'] for v in vectors]
   )
+  return lambda test: pytest.mark.conformance(case_id)(parametrize(test))
 
 
 def _limits(vector: dict[str, Any]) -> dict[str, int]:
@@ -102,16 +104,14 @@ def test_vectors_are_well_formed():
     assert vector['case'].startswith('P2-CJ-'), vector['id']
 
 
-@pytest.mark.conformance('P2-CJ-01')
 @_case('P2-CJ-01')
 def test_jcs_key_order_numbers_escaping(vector):
   """P2-CJ-01: RFC 8785 key order, number form, escaping, valid Unicode."""
   _check_vector(vector)
 
 
-@pytest.mark.conformance('P2-CJ-02')
 @_case('P2-CJ-02')
-def test_integer_range(vector):
+def test_integer_range_vectors(vector):
   """P2-CJ-02: |int| > 2**53-1 refused; 2**53-1 accepted."""
   _check_vector(vector)
 
@@ -136,9 +136,8 @@ def test_integer_range_refused_for_every_purpose(purpose, value):
   assert cj.canonicalize(1 - 2**53, purpose=purpose) == b'-9007199254740991'
 
 
-@pytest.mark.conformance('P2-CJ-03')
 @_case('P2-CJ-03')
-def test_negative_zero(vector):
+def test_negative_zero_is_written_as_zero(vector):
   """P2-CJ-03: negative zero is written `0`."""
   _check_vector(vector)
 
@@ -152,7 +151,6 @@ def test_negative_zero_has_the_digest_of_zero():
   assert len(digests) == 1
 
 
-@pytest.mark.conformance('P2-CJ-04')
 @_case('P2-CJ-04')
 def test_non_finite_refused(vector):
   """P2-CJ-04: NaN, +Infinity and -Infinity are refused."""
@@ -170,7 +168,6 @@ def test_non_finite_python_floats_refused(value):
       cj.canonicalize(wrapped)
 
 
-@pytest.mark.conformance('P2-CJ-05')
 @_case('P2-CJ-05')
 def test_size_on_final_canonical_bytes(vector):
   """P2-CJ-05: size is the canonical UTF-8 length; limit passes, +1 fails."""
@@ -191,9 +188,8 @@ def test_size_limit_is_exact_for_every_encoding_width(text):
   assert raised.value.limit == size - 1
 
 
-@pytest.mark.conformance('P2-CJ-06')
 @_case('P2-CJ-06')
-def test_depth(vector):
+def test_depth_counts_open_containers(vector):
   """P2-CJ-06: depth counts open containers; 64 passes, 65 fails."""
   _check_vector(vector)
 
@@ -222,7 +218,7 @@ def test_far_too_deep_values_fail_fast():
 
 
 @pytest.mark.conformance('P2-CJ-07')
-def test_default_limits():
+def test_default_limits_are_8_mib_and_depth_64():
   """P2-CJ-07: the defaults are 8 MiB and depth 64."""
   assert cj.DEFAULT_MAX_BYTES == 8 * 1024 * 1024
   assert cj.DEFAULT_MAX_DEPTH == 64
