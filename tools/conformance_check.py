@@ -12,37 +12,45 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Checks the conformance map against the RFC's conformance case list.
+"""Generates the conformance map from the tests' markers and checks it.
 
 The RFC's case list names every behaviour the MCP Apps host series must
 prove, one stable ID per case. It is not part of this repository: the
 project keeps it in its shared RFC folder, which a working copy finds at
-`../shared/rfc/conformance-cases.md` (or pass `--cases`). `docs/conformance.md`
-maps each ID to the pytest node ids that prove it, or to an explicit status
-(`planned (PR n)`, `cross-repo`, `not applicable: <why>`).
+`../shared/rfc/conformance-cases.md` (or pass `--cases`).
 
-Where the case list is absent (a clone on its own, e.g. an upstream
-reviewer's), the map is checked on its own, every row and cited test id
-included, and the cross-check against the case list is skipped with a line
-that says so. An explicit `--cases` path must exist.
+A test proves cases by carrying them in a marker,
+`@pytest.mark.conformance('P2-RDY-12', ...)` (on a function, a class, a
+module's `pytestmark` or one `pytest.param`). This tool collects `tests/`
+once with itself as a pytest plugin, reads every item's markers, and writes
+the Proof column of `docs/conformance.md` from them: a case carried by every
+variant of a test cites the test, one carried by some variants cites those
+variants. A case no test carries keeps the status its row holds by hand
+(`planned (PR n)`, `cross-repo`, `not applicable: <why>`); the Marks and
+Reading columns and all prose are hand-kept too.
 
-This checker keeps the two in step, so a case cannot be silently dropped and a
-claimed proof cannot point at a test that does not exist. It fails when:
+    python tools/conformance_check.py          # check (make test)
+    python tools/conformance_check.py --write  # regenerate (make conformance)
 
+The check fails when:
+
+* the committed map differs from what the markers generate;
+* a marker names something that is not a known case ID;
+* a row cites tests that no marker backs (neither proof nor status);
 * a case of the list has no row, a row names an unknown ID, or an ID has two
   rows;
-* a row's Proof is malformed, plans a case for a PR that does not own it, or
-  gives a cross-repo case an in-repo status (or the reverse);
+* a row's status is malformed, plans a case for a PR that does not own it,
+  or gives a cross-repo case an in-repo status (or the reverse);
 * a row's Marks differ from the case's markers, or a case marked `◇` or `∅`
   has no Reading;
-* a referenced node id is not collected by `pytest --collect-only`;
-* the case list disagrees with its own Counts table.
+* collection fails, or the case list disagrees with its own Counts table.
 
-Without the case list, the first three are checked against the map's own
-rows (its IDs, marks and sections) and the last is skipped.
-
-It always prints coverage per group. Standard library only, so it runs before
-anything is installed.
+Where the case list is absent (a clone on its own, e.g. an upstream
+reviewer's), the known IDs and marks are the map's own rows, the cross-check
+against the case list is skipped with a line that says so. An explicit
+`--cases` path must exist. It always prints coverage per group. Standard
+library only, so it runs before anything is installed (pytest runs in a
+subprocess).
 """
 
 from __future__ import annotations
@@ -53,12 +61,17 @@ from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
 import dataclasses
+import difflib
 import enum
+import json
+import os
 import pathlib
 import re
 import shlex
 import subprocess
 import sys
+import tempfile
+from typing import Any
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
 CASES_FROM_ROOT = pathlib.Path('..', 'shared', 'rfc', 'conformance-cases.md')
@@ -100,6 +113,9 @@ COUNTS_LABEL_RES = (
     (re.compile(r'In-repo total\b'), 'in-repo'),
 )
 MAP_COLUMNS = ('ID', 'Marks', 'Proof', 'Reading')
+MARKER = 'conformance'
+MARKERS_ENV = 'CONFORMANCE_CHECK_MARKERS_OUT'
+TESTS_FROM_ROOT = 'tests'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -502,7 +518,7 @@ def proof_status_problems(case: Case, proof: Proof) -> list[str]:
     ]
   if proof.kind is ProofKind.PLANNED and case.group != 'S0':
     owner = owner_pr(case.case_id)
-    assert proof.pr is not None
+    assert proof.pr is not None and owner is not None
     if proof.pr < owner:
       return [
           f'is planned for PR {proof.pr}, but PR {owner} owns it and a PR'
@@ -516,55 +532,80 @@ def proof_status_problems(case: Case, proof: Proof) -> list[str]:
   return []
 
 
-# ---------------------------------------------------------------- collection
+# ---------------------------------------------------------------- markers
 
 
-def referenced_node_ids(rows: Iterable[Row]) -> dict[str, list[Row]]:
-  """Every well-formed node id the map cites -> the rows citing it."""
-  cited: dict[str, list[Row]] = collections.defaultdict(list)
-  for row in rows:
-    proof = parse_proof(row.proof)
-    for node_id in proof.node_ids if proof else ():
-      cited[node_id].append(row)
-  return dict(cited)
+def pytest_collection_finish(session: Any) -> None:
+  """Pytest hook (this module runs as a plugin): writes each item's cases.
+
+  One JSON line per collected item carrying `conformance` markers, in
+  collection order, to the file named by MARKERS_ENV.
+  """
+  out = os.environ.get(MARKERS_ENV)
+  if not out:
+    return
+  with open(out, 'w', encoding='utf-8') as stream:
+    for item in session.items:
+      args = [arg for mark in item.iter_markers(MARKER) for arg in mark.args]
+      if args:
+        stream.write(json.dumps({'nodeid': item.nodeid, 'cases': args}) + '\n')
 
 
-def parse_collect_output(text: str) -> set[str]:
-  """The node ids printed by `pytest --collect-only -q`."""
-  collected = set()
+@dataclasses.dataclass(frozen=True)
+class Marked:
+  """One collected test item and the case IDs its markers name."""
+
+  node_id: str
+  cases: tuple[Any, ...]
+
+  @property
+  def function(self) -> str:
+    """The node id without its parametrize suffix."""
+    return self.node_id.split('[', 1)[0]
+
+
+def parse_markers(text: str) -> list[Marked]:
+  """Reads the JSON lines the plugin writes."""
+  marked = []
   for line in text.splitlines():
-    candidate = line.strip()
-    if '::' in candidate and re.match(r'[^\s]+?\.py::', candidate):
-      collected.add(candidate)
-  return collected
+    if line.strip():
+      entry = json.loads(line)
+      marked.append(Marked(entry['nodeid'], tuple(entry['cases'])))
+  return marked
 
 
-def is_collected(node_id: str, collected: set[str]) -> bool:
-  """Exact match; an id without `[...]` also matches its parametrizations."""
-  if node_id in collected:
-    return True
-  match = NODE_ID_RE.fullmatch(node_id)
-  if match is None or match.group('params'):
-    return False
-  prefix = node_id + '['
-  return any(candidate.startswith(prefix) for candidate in collected)
-
-
-def collect(
-    root: pathlib.Path, files: Sequence[str], pytest_cmd: Sequence[str]
-) -> tuple[set[str], list[Problem], str]:
-  """Runs pytest collection once over `files` from `root`."""
-  command = [*pytest_cmd, '--collect-only', '-q', *files]
-  completed = subprocess.run(
-      command,
-      cwd=root,
-      capture_output=True,
-      text=True,
-      check=False,
-  )
+def collect_markers(
+    root: pathlib.Path, paths: Sequence[str], pytest_cmd: Sequence[str]
+) -> tuple[list[Marked], list[Problem], str]:
+  """Collects `paths` once with this module as a plugin; reads the markers."""
+  with tempfile.TemporaryDirectory() as scratch:
+    out = pathlib.Path(scratch, 'markers.jsonl')
+    command = [
+        *pytest_cmd,
+        '-p',
+        pathlib.Path(__file__).stem,
+        '--collect-only',
+        '-q',
+        *paths,
+    ]
+    tools = str(pathlib.Path(__file__).resolve().parent)
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join(
+        filter(None, [tools, env.get('PYTHONPATH')])
+    )
+    env[MARKERS_ENV] = str(out)
+    completed = subprocess.run(
+        command,
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    text = out.read_text(encoding='utf-8') if out.is_file() else ''
   output = completed.stdout + completed.stderr
   problems: list[Problem] = []
-  # 0: collected; 5: nothing collected (every id then reports missing).
+  # 0: collected; 5: nothing collected (no test proves anything then).
   if completed.returncode not in (0, 5):
     problems.append(
         Problem(
@@ -573,40 +614,131 @@ def collect(
             f' collection errors shown below (ran: {shlex.join(command)})',
         )
     )
-  return parse_collect_output(output), problems, output
+  return parse_markers(text), problems, output
 
 
-def check_node_ids(
-    cited: Mapping[str, Sequence[Row]],
-    collected: set[str],
-    root: pathlib.Path,
-    where: str,
-) -> list[Problem]:
+def proofs_from_markers(
+    marked: Sequence[Marked], known: Iterable[str]
+) -> tuple[dict[str, list[str]], list[Problem]]:
+  """Case ID -> the node ids that prove it, in collection order.
+
+  A case carried by every collected variant of a test cites the test
+  (`file::test`); one carried by some variants only (a marker on a
+  `pytest.param`) cites each of those variants exactly.
+  """
+  known = set(known)
+  variants: dict[str, list[str]] = collections.defaultdict(list)
+  for item in marked:
+    variants[item.function].append(item.node_id)
+  carriers: dict[str, dict[str, list[str]]] = collections.defaultdict(
+      lambda: collections.defaultdict(list)
+  )
   problems: list[Problem] = []
-  for node_id, citing_rows in sorted(cited.items()):
-    path = node_id.split('::', 1)[0]
-    if not (root / path).is_file():
-      reason = f'cites {node_id}, but {path} does not exist'
-    elif not is_collected(node_id, collected):
-      reason = f'cites {node_id}, which pytest does not collect'
-    else:
-      continue
-    problems.extend(
-        Problem(
-            f'{where}:{row.line}',
-            f'{reason}; fix the node id or write planned (PR n)',
-            row.case_id,
+  for item in marked:
+    for case_id in dict.fromkeys(item.cases):
+      if not isinstance(case_id, str) or not CASE_ID_RE.fullmatch(case_id):
+        problems.append(
+            Problem(
+                item.node_id,
+                f'conformance marker argument {case_id!r} is not a case ID'
+                ' such as "P1-VIS-01"',
+            )
         )
-        for row in citing_rows
+      elif case_id not in known:
+        problems.append(
+            Problem(
+                item.node_id,
+                'a conformance marker names this ID, which is not in the'
+                ' case list; correct the marker',
+                case_id,
+            )
+        )
+      else:
+        carriers[case_id][item.function].append(item.node_id)
+  proofs: dict[str, list[str]] = {}
+  for case_id, by_function in carriers.items():
+    cited: list[str] = []
+    for function, node_ids in by_function.items():
+      if len(node_ids) == len(variants[function]):
+        cited.append(function)
+      else:
+        cited.extend(node_ids)
+    proofs[case_id] = cited
+  return proofs, problems
+
+
+# ---------------------------------------------------------------- generation
+
+
+def format_proof(node_ids: Sequence[str]) -> str:
+  return '<br>'.join(f'`{node_id}`' for node_id in node_ids)
+
+
+def generate_map(
+    text: str, rows: Sequence[Row], proofs: Mapping[str, Sequence[str]]
+) -> tuple[str, list[Problem]]:
+  """The map with every row's Proof cell generated from the markers.
+
+  A case some test marks gets those tests; a case no test marks keeps its
+  hand-kept status. A row citing tests that no marker backs any more keeps
+  its cell and is reported: it has neither proof nor status.
+  """
+  lines = text.splitlines(keepends=True)
+  problems: list[Problem] = []
+  seen: set[str] = set()
+  for row in rows:
+    if row.case_id in seen:
+      continue  # A second row is reported by check_rows.
+    seen.add(row.case_id)
+    node_ids = proofs.get(row.case_id)
+    if node_ids:
+      proof = format_proof(node_ids)
+    else:
+      proof = row.proof
+      parsed = parse_proof(row.proof)
+      if parsed is not None and parsed.kind is ProofKind.TESTS:
+        problems.append(
+            Problem(
+                f'{MAP_FROM_ROOT}:{row.line}',
+                'has neither proof nor status: no test carries'
+                f' @pytest.mark.conformance("{row.case_id}"); mark the tests'
+                ' that prove it, or write planned (PR n), not applicable:'
+                ' <why> or cross-repo',
+                row.case_id,
+            )
+        )
+    if proof == row.proof:
+      continue  # The row stays as written.
+    ending = '\n' if lines[row.line - 1].endswith('\n') else ''
+    lines[row.line - 1] = (
+        f'| `{row.case_id}` | {row.marks} | {proof} | {row.reading} |{ending}'
     )
-  return problems
+  return ''.join(lines), problems
 
 
-def existing_files(
-    cited: Mapping[str, Sequence[Row]], root: pathlib.Path
-) -> list[str]:
-  paths = {node_id.split('::', 1)[0] for node_id in cited}
-  return sorted(path for path in paths if (root / path).is_file())
+def diff_problem(
+    committed: str, generated: str, where: str, limit: int = 40
+) -> Problem:
+  """The map differs from what the markers generate: a short diff."""
+  diff = list(
+      difflib.unified_diff(
+          committed.splitlines(),
+          generated.splitlines(),
+          'committed',
+          'generated',
+          n=0,
+          lineterm='',
+      )
+  )
+  shown = '\n'.join(diff[:limit])
+  more = (
+      f'\n... {len(diff) - limit} more diff lines' if len(diff) > limit else ''
+  )
+  return Problem(
+      where,
+      'is not what the conformance markers generate; run `make conformance`'
+      f' (tools/conformance_check.py --write) and commit it:\n{shown}{more}',
+  )
 
 
 # ---------------------------------------------------------------- coverage
@@ -673,7 +805,9 @@ def format_coverage(by_group: Mapping[str, Coverage]) -> str:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
   parser = argparse.ArgumentParser(
       description=(
-          'Check docs/conformance.md against the RFC conformance case list.'
+          'Generate the Proof column of docs/conformance.md from the tests'
+          "' conformance markers and check the map against the RFC"
+          ' conformance case list.'
       )
   )
   parser.add_argument(
@@ -697,14 +831,29 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
       type=pathlib.Path,
       help=f'conformance map (default: ROOT/{MAP_FROM_ROOT})',
   )
+  parser.add_argument(
+      '--write',
+      action='store_true',
+      help=(
+          'write the generated map instead of failing when the committed one'
+          ' differs from it'
+      ),
+  )
+  parser.add_argument(
+      '--tests',
+      nargs='+',
+      default=[TESTS_FROM_ROOT],
+      metavar='PATH',
+      help='what pytest collects, relative to ROOT (default: %(default)s)',
+  )
   source = parser.add_mutually_exclusive_group()
   source.add_argument(
-      '--collect-from',
+      '--markers-from',
       type=pathlib.Path,
       metavar='FILE',
       help=(
-          'read `pytest --collect-only -q` output from FILE instead of'
-          ' running pytest'
+          'read the markers (JSON lines: {"nodeid": ..., "cases": [...]})'
+          ' from FILE instead of running pytest'
       ),
   )
   source.add_argument(
@@ -742,7 +891,8 @@ def main(argv: Sequence[str] | None = None) -> int:
       )
       return 1
   map_where = display(map_path, root)
-  rows, problems = parse_map(map_path.read_text(encoding='utf-8'), map_where)
+  committed = map_path.read_text(encoding='utf-8')
+  rows, problems = parse_map(committed, map_where)
   if cases_path.is_file():
     case_list = parse_cases(cases_path.read_text(encoding='utf-8'))
     problems = check_case_list(case_list, display(cases_path, root)) + problems
@@ -755,26 +905,44 @@ def main(argv: Sequence[str] | None = None) -> int:
         ' checked on its own; coverage counts its rows.'
     )
     cases = cases_from_rows(rows)
-  problems += check_rows(cases, rows, map_where)
 
-  cited = referenced_node_ids(rows)
   pytest_output = ''
-  if cited:
-    if args.collect_from:
-      collected = parse_collect_output(
-          args.collect_from.read_text(encoding='utf-8')
+  if args.markers_from:
+    marked = parse_markers(args.markers_from.read_text(encoding='utf-8'))
+  else:
+    pytest_cmd = (
+        shlex.split(args.pytest_cmd)
+        if args.pytest_cmd
+        else [sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider']
+    )
+    marked, collect_problems, pytest_output = collect_markers(
+        root, args.tests, pytest_cmd
+    )
+    problems += collect_problems
+  known = {case.case_id for case in cases}
+  proofs, marker_problems = proofs_from_markers(marked, known)
+  problems += marker_problems
+  generated, generate_problems = generate_map(committed, rows, proofs)
+  problems += generate_problems
+  rows, _ = parse_map(generated, map_where)
+  problems += check_rows(cases, rows, map_where)
+  for case_id in sorted(set(proofs) - {row.case_id for row in rows}):
+    if case_id in known:
+      problems.append(
+          Problem(
+              map_where,
+              'tests carry a conformance marker for it, but the map has no'
+              ' row; add its row (the checker fills the Proof)',
+              case_id,
+          )
       )
+
+  if generated != committed:
+    if args.write:
+      map_path.write_text(generated, encoding='utf-8')
+      print(f'conformance: wrote {map_where}')
     else:
-      pytest_cmd = (
-          shlex.split(args.pytest_cmd)
-          if args.pytest_cmd
-          else [sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider']
-      )
-      collected, collect_problems, pytest_output = collect(
-          root, existing_files(cited, root), pytest_cmd
-      )
-      problems += collect_problems
-    problems += check_node_ids(cited, collected, root, map_where)
+      problems.append(diff_problem(committed, generated, map_where))
 
   print(format_coverage(coverage(cases, rows)))
   if not problems:

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import pathlib
 import shlex
 import subprocess
@@ -118,11 +119,15 @@ def run(tmp_path, capsys):
   def _run(
       rows: dict[str, str] | None = None,
       cases: str | None = CASES,
-      collected: list[str] | None = None,
+      markers: dict[str, list[object]] | None = None,
       extra_args: tuple[str, ...] = (),
       map_text: str | None = None,
   ) -> Result:
-    """`cases=None`: no case list, as in a clone without the shared folder."""
+    """`cases=None`: no case list, as in a clone without the shared folder.
+
+    `markers` (node id -> case IDs) stands in for collection; with
+    `--pytest-cmd` in `extra_args` the checker runs pytest instead.
+    """
     if map_text is None:
       map_text = make_map(ROWS if rows is None else rows)
     (tmp_path / 'map.md').write_text(map_text, encoding='utf-8')
@@ -130,19 +135,19 @@ def run(tmp_path, capsys):
     if cases is not None:
       (tmp_path / 'cases.md').write_text(cases, encoding='utf-8')
       args += ['--cases', str(tmp_path / 'cases.md')]
-    if collected is not None:
-      (tmp_path / 'collected.txt').write_text(
-          '\n'.join([*collected, '', f'{len(collected)} tests collected']),
+    if '--pytest-cmd' not in extra_args:
+      (tmp_path / 'markers.jsonl').write_text(
+          ''.join(
+              json.dumps({'nodeid': node_id, 'cases': ids}) + '\n'
+              for node_id, ids in (markers or {}).items()
+          ),
           encoding='utf-8',
       )
-      args += ['--collect-from', str(tmp_path / 'collected.txt')]
+      args += ['--markers-from', str(tmp_path / 'markers.jsonl')]
     code = cc.main([*args, *extra_args])
     captured = capsys.readouterr()
     return Result(code, captured.out, captured.err)
 
-  test_file = tmp_path / TEST_FILE
-  test_file.parent.mkdir()
-  test_file.write_text('def test_one():\n  pass\n', encoding='utf-8')
   return _run
 
 
@@ -190,19 +195,20 @@ def test_parse_cases_keeps_marker_order_and_irregular_topics():
   )
 
 
-def test_parse_collect_output_reads_node_ids_only():
-  output = '\n'.join([
-      'tests/a.py::test_x',
-      'tests/a.py::TestC::test_y[p-1]',
-      '',
-      'tests/a.py:3: DeprecationWarning: old',
-      '2 tests collected in 0.01s',
-  ])
+def test_parse_markers_reads_the_plugin_lines():
+  text = (
+      '{"nodeid": "tests/a.py::test_x", "cases": ["P1-VIS-01"]}\n'
+      '\n'
+      '{"nodeid": "tests/a.py::TestC::test_y[p-1]", "cases": []}\n'
+  )
 
-  assert cc.parse_collect_output(output) == {
-      'tests/a.py::test_x',
-      'tests/a.py::TestC::test_y[p-1]',
-  }
+  marked = cc.parse_markers(text)
+
+  assert marked == [
+      cc.Marked('tests/a.py::test_x', ('P1-VIS-01',)),
+      cc.Marked('tests/a.py::TestC::test_y[p-1]', ()),
+  ]
+  assert marked[1].function == 'tests/a.py::TestC::test_y'
 
 
 # ---------------------------------------------------------------- verdicts
@@ -345,7 +351,10 @@ def test_cross_repo_statuses(run, proof, ok):
 def test_cross_repo_case_may_cite_in_repo_tests(run):
   row = f'| `XR-WEB-01` | | `{TEST_FILE}::test_one` | |'
 
-  result = run(with_row('XR-WEB-01', row), collected=[f'{TEST_FILE}::test_one'])
+  result = run(
+      with_row('XR-WEB-01', row),
+      markers={f'{TEST_FILE}::test_one': ['XR-WEB-01']},
+  )
 
   assert result.code == 0, result.err
 
@@ -463,129 +472,189 @@ def test_without_the_case_list_a_second_row_and_wrong_section_fail(run):
   assert any('section S0' in line for line in result.lines_for('XR-WEB-01'))
 
 
-# ---------------------------------------------------------------- node ids
+# ---------------------------------------------------------------- markers
 
 
-def test_referenced_test_not_collected_is_reported(run):
-  row = f'| `P1-VIS-01` | | `{TEST_FILE}::test_gone` | |'
+def proof_of(result_map: str, case_id: str) -> str:
+  """The Proof cell of `case_id`'s row in a map's text."""
+  for line in result_map.splitlines():
+    cells = cc.split_cells(line)
+    if cells and cells[0] == f'`{case_id}`':
+      return cells[2]
+  raise AssertionError(f'no row {case_id}')
 
-  result = run(with_row('P1-VIS-01', row), collected=[f'{TEST_FILE}::test_one'])
 
-  assert result.code == 1
-  (line,) = result.lines_for('P1-VIS-01')
-  assert f'cites {TEST_FILE}::test_gone, which pytest does not collect' in line
-
-
-def test_referenced_test_file_missing_is_reported(run):
-  row = '| `P1-VIS-01` | | `tests/test_nope.py::test_one` | |'
-
-  result = run(with_row('P1-VIS-01', row), collected=[])
+def test_map_that_lags_the_markers_fails_with_a_diff(run):
+  result = run(markers={f'{TEST_FILE}::test_one': ['P1-VIS-01']})
 
   assert result.code == 1
-  (line,) = result.lines_for('P1-VIS-01')
-  assert 'tests/test_nope.py does not exist' in line
+  assert 'is not what the conformance markers generate' in result.err
+  assert 'make conformance' in result.err
+  assert f'+| `P1-VIS-01` |  | `{TEST_FILE}::test_one` |  |' in result.err
 
 
-def test_several_node_ids_are_each_checked(run):
-  ids = [f'{TEST_FILE}::test_one', f'{TEST_FILE}::test_two[x]']
-  row = f'| `P1-VIS-01` | | `{ids[0]}`<br>`{ids[1]}` | |'
+def test_write_fills_proofs_from_markers_and_then_checks_clean(run, tmp_path):
+  markers = {
+      f'{TEST_FILE}::test_one': ['P1-VIS-01', 'P1-URI-10'],
+      f'{TEST_FILE}::TestC::test_two': ['P1-VIS-01'],
+  }
 
-  ok = run(with_row('P1-VIS-01', row), collected=ids)
-  bad = run(with_row('P1-VIS-01', row), collected=ids[:1])
+  written = run(markers=markers, extra_args=('--write',))
+  text = (tmp_path / 'map.md').read_text(encoding='utf-8')
+  again = run(markers=markers, map_text=text)
 
-  assert ok.code == 0, ok.err
-  assert coverage_line(ok.out, 'P1') == ['1/3', '2', '0', '0']
-  assert bad.code == 1
-  assert f'cites {ids[1]}, which' in bad.err
+  assert written.code == 0, written.err
+  assert proof_of(text, 'P1-VIS-01') == (
+      f'`{TEST_FILE}::test_one`<br>`{TEST_FILE}::TestC::test_two`'
+  )
+  assert proof_of(text, 'P1-URI-10') == f'`{TEST_FILE}::test_one`'
+  assert proof_of(text, 'P1-VIS-04') == 'planned (PR 1)'
+  assert again.code == 0, again.err
+  assert coverage_line(again.out, 'P1') == ['2/3', '1', '0', '0']
 
 
 @pytest.mark.parametrize(
-    ('cited', 'collected', 'ok'),
+    ('carried_by', 'cited'),
     [
-        ('test_p', ['test_p'], True),
-        ('test_p', ['test_p[a]', 'test_p[b]'], True),
-        ('test_p[a]', ['test_p[a]', 'test_p[b]'], True),
-        ('test_p[c]', ['test_p[a]', 'test_p[b]'], False),
-        ('test_p[a]', ['test_p'], False),
-        ('test_p', ['test_p_other', 'test_p_other[a]'], False),
-        ('TestC::test_p', ['TestC::test_p[a-1]'], True),
-        ('TestC', ['TestC::test_p'], False),
+        (['test_p[a]', 'test_p[b]'], ['test_p']),
+        (['test_p[b]'], ['test_p[b]']),
+        (['test_p[a]'], ['test_p[a]']),
+        (['TestC::test_p[a-1]'], ['TestC::test_p']),
     ],
 )
-def test_parametrized_id_acceptance(run, cited, collected, ok):
-  row = f'| `P1-VIS-01` | | `{TEST_FILE}::{cited}` | |'
-  node_ids = [f'{TEST_FILE}::{test}' for test in collected]
+def test_parametrized_marker_cites_the_test_or_its_variants(
+    run, tmp_path, carried_by, cited
+):
+  variants = ['test_p[a]', 'test_p[b]', 'TestC::test_p[a-1]']
+  markers: dict[str, list[object]] = {
+      f'{TEST_FILE}::{name}': [] for name in variants
+  }
+  for name in carried_by:
+    markers[f'{TEST_FILE}::{name}'] = ['P1-VIS-01']
 
-  result = run(with_row('P1-VIS-01', row), collected=node_ids)
+  result = run(markers=markers, extra_args=('--write',))
 
-  assert (result.code == 0) is ok, result.err
-
-
-def test_collection_runs_pytest_once_over_cited_files(run, tmp_path):
-  (tmp_path / TEST_FILE).write_text(
-      'import pytest\n\n'
-      'def test_one():\n  pass\n\n'
-      "@pytest.mark.parametrize('v', ['a', 'b'])\n"
-      'def test_p(v):\n  pass\n',
-      encoding='utf-8',
-  )
-  pytest_cmd = [
-      sys.executable,
-      '-m',
-      'pytest',
-      '-p',
-      'no:cacheprovider',
-      '-c',
-      '/dev/null',
-      '--rootdir',
-      str(tmp_path),
-  ]
-  rows = with_row('P1-VIS-01', f'| `P1-VIS-01` | | `{TEST_FILE}::test_p` | |')
-  rows['P1-URI-10'] = f'| `P1-URI-10` | | `{TEST_FILE}::test_p[b]` | |'
-  rows['P1-VIS-04'] = (
-      f'| `P1-VIS-04` | ◇ | `{TEST_FILE}::test_p[c]` | pending (PR 1) |'
+  assert result.code == 0, result.err
+  text = (tmp_path / 'map.md').read_text(encoding='utf-8')
+  assert proof_of(text, 'P1-VIS-01') == '<br>'.join(
+      f'`{TEST_FILE}::{name}`' for name in cited
   )
 
-  result = run(rows, extra_args=('--pytest-cmd', shlex.join(pytest_cmd)))
+
+@pytest.mark.parametrize('bad', ['P1-VIS-99', 'P9-VIS-01', 'visibility', 7])
+def test_marker_naming_an_unknown_case_is_reported(run, bad):
+  node_id = f'{TEST_FILE}::test_one'
+
+  result = run(markers={node_id: [bad]})
 
   assert result.code == 1
-  assert result.lines_for('P1-VIS-01') == []
-  assert result.lines_for('P1-URI-10') == []
-  (line,) = result.lines_for('P1-VIS-04')
-  assert 'test_p[c], which pytest does not collect' in line
+  assert any(
+      line.startswith(node_id) and repr(bad).strip("'") in line
+      for line in result.err.splitlines()
+  ), result.err
+
+
+def test_cited_tests_without_a_marker_have_neither_proof_nor_status(run):
+  row = f'| `P1-VIS-01` | | `{TEST_FILE}::test_gone` | |'
+
+  result = run(with_row('P1-VIS-01', row))
+
+  assert result.code == 1
+  (line,) = result.lines_for('P1-VIS-01')
+  assert 'has neither proof nor status' in line
+
+
+def test_marker_replaces_a_hand_kept_status(run, tmp_path):
+  result = run(
+      markers={f'{TEST_FILE}::test_one': ['XR-396-01']},
+      extra_args=('--write',),
+  )
+
+  assert result.code == 0, result.err
+  text = (tmp_path / 'map.md').read_text(encoding='utf-8')
+  assert proof_of(text, 'XR-396-01') == f'`{TEST_FILE}::test_one`'
+  assert proof_of(text, 'XR-WEB-01') == 'cross-repo'
+
+
+def test_marked_case_without_a_row_is_reported(run):
+  rows = {k: v for k, v in ROWS.items() if k != 'P1-URI-10'}
+
+  result = run(rows, markers={f'{TEST_FILE}::test_one': ['P1-URI-10']})
+
+  assert result.code == 1
+  assert any('has no row' in line for line in result.lines_for('P1-URI-10'))
+
+
+def write_tests(tmp_path: pathlib.Path, source: str) -> tuple[str, ...]:
+  """A test file under tmp_path and a pytest command rooted there."""
+  (tmp_path / 'tests').mkdir(exist_ok=True)
+  (tmp_path / TEST_FILE).write_text(source, encoding='utf-8')
+  return (
+      '--pytest-cmd',
+      shlex.join([
+          sys.executable,
+          '-m',
+          'pytest',
+          '-p',
+          'no:cacheprovider',
+          '-c',
+          '/dev/null',
+          '--rootdir',
+          str(tmp_path),
+      ]),
+  )
+
+
+def test_collection_reads_function_class_module_and_param_markers(
+    run, tmp_path
+):
+  pytest_args = write_tests(
+      tmp_path,
+      'import pytest\n\n'
+      "pytestmark = pytest.mark.conformance('P1-URI-10')\n\n"
+      "@pytest.mark.conformance('P1-VIS-01')\n"
+      'def test_one():\n  pass\n\n'
+      "@pytest.mark.conformance('P2-COLD-01')\n"
+      'class TestC:\n  def test_m(self):\n    pass\n\n'
+      '@pytest.mark.parametrize(\n'
+      "    'v', ['a', pytest.param('b', marks=pytest.mark.conformance("
+      "'S0-SDK-01'))]\n)\n"
+      'def test_p(v):\n  pass\n',
+  )
+
+  result = run(extra_args=(*pytest_args, '--write'))
+
+  assert result.code == 0, result.err
+  text = (tmp_path / 'map.md').read_text(encoding='utf-8')
+  assert proof_of(text, 'P1-VIS-01') == f'`{TEST_FILE}::test_one`'
+  assert proof_of(text, 'P2-COLD-01') == f'`{TEST_FILE}::TestC::test_m`'
+  assert proof_of(text, 'S0-SDK-01') == f'`{TEST_FILE}::test_p[b]`'
+  assert proof_of(text, 'P1-URI-10') == '<br>'.join(
+      f'`{TEST_FILE}::{name}`'
+      for name in ('test_one', 'TestC::test_m', 'test_p')
+  )
 
 
 def test_collection_error_is_reported_with_pytest_output(run, tmp_path):
-  (tmp_path / TEST_FILE).write_text('import no_such_module_xyz\n')
-  pytest_cmd = f'{shlex.quote(sys.executable)} -m pytest -p no:cacheprovider'
-  pytest_cmd += f' -c /dev/null --rootdir {shlex.quote(str(tmp_path))}'
-  row = f'| `P1-VIS-01` | | `{TEST_FILE}::test_one` | |'
+  pytest_args = write_tests(tmp_path, 'import no_such_module_xyz\n')
 
-  result = run(
-      with_row('P1-VIS-01', row), extra_args=('--pytest-cmd', pytest_cmd)
-  )
+  result = run(extra_args=pytest_args)
 
   assert result.code == 1
   assert 'pytest: collection exited with status 2' in result.err
   assert 'no_such_module_xyz' in result.err
-  (line,) = result.lines_for('P1-VIS-01')
-  assert 'which pytest does not collect' in line
-
-
-def test_no_cited_ids_skips_collection(run):
-  result = run(extra_args=('--pytest-cmd', 'false-command-that-does-not-exist'))
-
-  assert result.code == 0, result.err
 
 
 # ---------------------------------------------------------------- coverage
 
 
 def test_coverage_table_counts_each_status(run):
-  rows = with_row('P1-VIS-01', f'| `P1-VIS-01` | | `{TEST_FILE}::test_one` | |')
+  rows = with_row(
+      'P1-VIS-01', f'| `P1-VIS-01` |  | `{TEST_FILE}::test_one` |  |'
+  )
   rows['XR-396-01'] = '| `XR-396-01` | | not applicable: product-only | |'
 
-  result = run(rows, collected=[f'{TEST_FILE}::test_one'])
+  result = run(rows, markers={f'{TEST_FILE}::test_one': ['P1-VIS-01']})
 
   assert result.code == 0, result.err
   header = result.out.splitlines()[0].split()

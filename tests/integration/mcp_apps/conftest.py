@@ -331,6 +331,21 @@ def sse_server() -> Iterator[ServerProcess]:
     yield server
 
 
+@pytest.fixture
+def no_leaked_processes() -> Iterator[None]:
+  """Fails the test if a server it started outlives it.
+
+  Use it with `pytest.mark.usefixtures("no_leaked_processes")`. A child
+  gets five seconds to be reaped after the test's own shutdown.
+  """
+  before = child_pids()
+  yield
+  deadline = time.monotonic() + 5.0
+  while (leaked := child_pids() - before) and time.monotonic() < deadline:
+    time.sleep(0.05)
+  assert not leaked, f"child processes left behind: {sorted(leaked)}"
+
+
 @dataclasses.dataclass(frozen=True)
 class Helpers:
   """The module's helper functions, handed to tests as one fixture.

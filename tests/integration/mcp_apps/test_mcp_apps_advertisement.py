@@ -184,7 +184,8 @@ async def _sdk_whoami(session: ClientSession) -> dict[str, Any]:
   return result.structured_content
 
 
-async def test_s0_sdk_06_no_callbacks_advertise_no_input_capability(
+@pytest.mark.conformance("S0-SDK-06")
+async def test_no_callbacks_advertise_no_input_capability(
     legacy_http_server: Any,
 ) -> None:
   async with _sdk_session(legacy_http_server.url) as session:
@@ -193,8 +194,9 @@ async def test_s0_sdk_06_no_callbacks_advertise_no_input_capability(
   assert not set(INPUT_CAPABILITIES) & set(capabilities)
 
 
+@pytest.mark.conformance("S0-SDK-06")
 @pytest.mark.parametrize("capability", sorted(CALLBACKS))
-async def test_s0_sdk_06_one_callback_advertises_exactly_its_capability(
+async def test_one_callback_advertises_exactly_its_capability(
     legacy_http_server: Any, capability: str
 ) -> None:
   async with _sdk_session(
@@ -205,7 +207,8 @@ async def test_s0_sdk_06_one_callback_advertises_exactly_its_capability(
   assert set(INPUT_CAPABILITIES) & set(capabilities) == {capability}
 
 
-async def test_s0_sdk_06_sampling_capabilities_alone_advertise_nothing(
+@pytest.mark.conformance("S0-SDK-06")
+async def test_sampling_capabilities_alone_advertise_nothing(
     legacy_http_server: Any,
 ) -> None:
   """The callback, not `sampling_capabilities`, decides the ad."""
@@ -218,7 +221,8 @@ async def test_s0_sdk_06_sampling_capabilities_alone_advertise_nothing(
   assert "sampling" not in capabilities
 
 
-async def test_s0_sdk_06_legacy_advertisement_is_fixed_once_initialized(
+@pytest.mark.conformance("S0-SDK-06")
+async def test_legacy_advertisement_is_fixed_once_initialized(
     legacy_http_server: Any,
 ) -> None:
   extensions = {names.EXTENSION_ID: {"mimeTypes": [names.APP_MIME_TYPE]}}
@@ -239,7 +243,8 @@ async def test_s0_sdk_06_legacy_advertisement_is_fixed_once_initialized(
   assert "sampling" in _advertised(after)
 
 
-async def test_s0_sdk_06_modern_stamp_is_fixed_at_adoption(
+@pytest.mark.conformance("S0-SDK-06")
+async def test_modern_stamp_is_fixed_at_adoption(
     modern_http_server: Any,
 ) -> None:
   """The 2026-07-28 `_meta` capabilities are frozen when discover adopts."""
@@ -259,7 +264,8 @@ async def test_s0_sdk_06_modern_stamp_is_fixed_at_adoption(
   assert set(INPUT_CAPABILITIES) & set(_advertised(after)) == {"elicitation"}
 
 
-async def test_s0_sdk_06_settings_are_aliased_until_connect(
+@pytest.mark.conformance("S0-SDK-06")
+async def test_settings_are_aliased_until_connect(
     legacy_http_server: Any,
 ) -> None:
   """Surprise: `ClientSession` copies the map but not the settings inside.
@@ -284,9 +290,10 @@ async def test_s0_sdk_06_settings_are_aliased_until_connect(
 # --- P2-ADV-01 / P2-ADV-02: the extension and its exact settings -------------
 
 
+@pytest.mark.conformance("P2-ADV-01")
 @pytest.mark.parametrize("era", ["legacy"], indirect=True)
 @pytest.mark.parametrize("transport", ["stdio", "stateful-http", "sse"])
-async def test_p2_adv_01_legacy_initialize_carries_the_extension(
+async def test_legacy_initialize_carries_the_extension(
     era: str, transport: str, start_server: Any, mcp_apps: Any
 ) -> None:
   url = _server_url(transport, start_server)
@@ -304,9 +311,10 @@ async def test_p2_adv_01_legacy_initialize_carries_the_extension(
   assert [ad.get("extensions") for ad in _adk_ads(log, "legacy")] == [APPS_AD]
 
 
+@pytest.mark.conformance("P2-ADV-02")
 @pytest.mark.parametrize("era", ["modern"], indirect=True)
 @pytest.mark.parametrize("transport", ["stateless-http", "stdio"])
-async def test_p2_adv_02_modern_meta_carries_the_extension_on_every_request(
+async def test_modern_meta_carries_the_extension_on_every_request(
     era: str, transport: str, start_server: Any, mcp_apps: Any
 ) -> None:
   url = _server_url(transport, start_server)
@@ -337,12 +345,13 @@ async def test_p2_adv_02_modern_meta_carries_the_extension_on_every_request(
 # --- P2-ADV-04: a capability-gated server ------------------------------------
 
 
+@pytest.mark.conformance("P2-ADV-04")
 @pytest.mark.parametrize(
     ("era", "transport"),
     [("legacy", "stateful-http"), ("modern", "stateless-http")],
     indirect=["era"],
 )
-async def test_p2_adv_04_gated_server_shows_ui_only_to_the_bound_toolset(
+async def test_gated_server_shows_ui_only_to_the_bound_toolset(
     era: str, transport: str, start_server: Any, mcp_apps: Any
 ) -> None:
   url = _server_url(
@@ -372,6 +381,7 @@ async def test_p2_adv_04_gated_server_shows_ui_only_to_the_bound_toolset(
 # --- P2-ADV-08 / P2-ADV-09: app-safe connections -----------------------------
 
 
+@pytest.mark.conformance("P2-ADV-08", "P2-ADV-09")
 @pytest.mark.parametrize(
     ("era", "transport"),
     [
@@ -382,7 +392,7 @@ async def test_p2_adv_04_gated_server_shows_ui_only_to_the_bound_toolset(
     ],
     indirect=["era"],
 )
-async def test_p2_adv_08_09_app_safe_connection_advertises_no_input_capability(
+async def test_app_safe_connection_advertises_no_input_capability(
     era: str, transport: str, start_server: Any, mcp_apps: Any
 ) -> None:
   """P2-ADV-08 (legacy `initialize`) and P2-ADV-09 (modern `_meta`)."""
@@ -409,6 +419,7 @@ async def test_p2_adv_08_09_app_safe_connection_advertises_no_input_capability(
 # --- P2-ADV-10: a directly constructed toolset -------------------------------
 
 
+@pytest.mark.conformance("P2-ADV-10")
 @pytest.mark.parametrize(
     ("era", "transport"),
     [
@@ -419,7 +430,7 @@ async def test_p2_adv_08_09_app_safe_connection_advertises_no_input_capability(
     ],
     indirect=["era"],
 )
-async def test_p2_adv_10_plain_toolset_never_advertises_apps(
+async def test_plain_toolset_never_advertises_apps(
     era: str, transport: str, start_server: Any, mcp_apps: Any
 ) -> None:
   url = _server_url(transport, start_server)

@@ -284,7 +284,8 @@ CTX = pytypes.SimpleNamespace(invocation_id="inv-1")
 # --- P2-REG ------------------------------------------------------------------
 
 
-async def test_p2_reg_01_startup_materializes_the_chain(
+@pytest.mark.conformance("P2-REG-01")
+async def test_startup_materializes_the_chain(
     legacy_http_server: Any,
 ) -> None:
   """P2-REG-01: toolset_id -> spec -> proxy -> profile -> server."""
@@ -310,7 +311,8 @@ async def test_p2_reg_01_startup_materializes_the_chain(
   assert not registry.event_loop.thread.is_alive()
 
 
-async def test_p2_reg_02_colliding_registrations_are_rejected(
+@pytest.mark.conformance("P2-REG-02")
+async def test_colliding_registrations_are_rejected(
     legacy_http_server: Any,
 ) -> None:
   """P2-REG-02."""
@@ -328,7 +330,8 @@ async def test_p2_reg_02_colliding_registrations_are_rejected(
     await registry.aclose()
 
 
-async def test_p2_reg_03_unknown_binding_is_typed(
+@pytest.mark.conformance("P2-REG-03")
+async def test_unknown_binding_is_typed(
     legacy_http_server: Any,
 ) -> None:
   """P2-REG-03."""
@@ -341,7 +344,8 @@ async def test_p2_reg_03_unknown_binding_is_typed(
   assert issubclass(RegistryClosedError, McpAppBindingUnavailable)
 
 
-async def test_p2_reg_04_restart_rebuilds_from_configuration(
+@pytest.mark.conformance("P2-REG-04")
+async def test_restart_rebuilds_from_configuration(
     legacy_http_server: Any,
 ) -> None:
   """P2-REG-04: persisted toolset_id/server_id resolve after a restart."""
@@ -360,7 +364,8 @@ async def test_p2_reg_04_restart_rebuilds_from_configuration(
       second.resolve("conf", "mcp-server:another")
 
 
-async def test_p2_reg_05_direct_toolset_stays_model_only(
+@pytest.mark.conformance("P2-REG-05")
+async def test_direct_toolset_stays_model_only(
     legacy_http_server: Any,
 ) -> None:
   """P2-REG-05: a constructed McpToolset can never be registered or bound."""
@@ -383,7 +388,8 @@ async def test_p2_reg_05_direct_toolset_stays_model_only(
       await direct.close()
 
 
-async def test_p2_reg_06_second_profile_binding_is_rejected(
+@pytest.mark.conformance("P2-REG-06")
+async def test_second_profile_binding_is_rejected(
     legacy_http_server: Any,
 ) -> None:
   """P2-REG-06 (registry and proxy level)."""
@@ -396,7 +402,8 @@ async def test_p2_reg_06_second_profile_binding_is_rejected(
     assert proxy.state is S.PROFILE_BOUND and reg.lookup("conf") is proxy
 
 
-async def test_p2_reg_07_overrides_only_narrow(legacy_http_server: Any) -> None:
+@pytest.mark.conformance("P2-REG-07")
+async def test_overrides_only_narrow(legacy_http_server: Any) -> None:
   """P2-REG-07: policy, capabilities and visibility narrow, never widen."""
   spec = _http_spec(legacy_http_server.url)
   narrow_caps = HostCapabilities(server_resources=False, message=None)
@@ -446,7 +453,8 @@ async def test_p2_reg_07_overrides_only_narrow(legacy_http_server: Any) -> None:
     await registry.aclose()
 
 
-async def test_p2_reg_08_shutdown_closes_exactly_what_it_materialized(
+@pytest.mark.conformance("P2-REG-08")
+async def test_shutdown_closes_exactly_what_it_materialized(
     mcp_apps: Any,
 ) -> None:
   """P2-REG-08: each registry proxy once; a foreign toolset untouched."""
@@ -480,7 +488,8 @@ async def test_p2_reg_08_shutdown_closes_exactly_what_it_materialized(
   assert mcp_apps.child_pids() == before
 
 
-async def test_p2_reg_09_no_path_mutates_a_toolset_after_its_client_exists(
+@pytest.mark.conformance("P2-REG-09")
+async def test_no_path_mutates_a_toolset_after_its_client_exists(
     legacy_http_server: Any,
 ) -> None:
   """P2-REG-09: filter, prefix, headers, callbacks: every attempt raises."""
@@ -515,7 +524,8 @@ async def test_p2_reg_09_no_path_mutates_a_toolset_after_its_client_exists(
     assert _advertised(who) == {"extensions": APPS_AD}
 
 
-async def test_p2_reg_10_apps_routing_comes_from_configuration_only(
+@pytest.mark.conformance("P2-REG-10")
+async def test_apps_routing_comes_from_configuration_only(
     legacy_http_server: Any,
 ) -> None:
   """P2-REG-10: no session is read; none needs to exist."""
@@ -542,7 +552,8 @@ async def test_p2_reg_10_apps_routing_comes_from_configuration_only(
     _assert_not_advertising(await _model_call(registry.toolset("a")))
 
 
-async def test_p2_reg_11_agent_facing_close_releases_nothing(
+@pytest.mark.conformance("P2-REG-11")
+async def test_agent_facing_close_releases_nothing(
     legacy_http_server: Any,
 ) -> None:
   """P2-REG-11: proxy.close() and Runner.close() leave the generation alone."""
@@ -577,8 +588,9 @@ def _era_url(era: str, legacy: Any, modern: Any) -> str:
   return str(modern.url if era == "modern" else legacy.url)
 
 
+@pytest.mark.conformance("P2-RDY-01")
 @pytest.mark.parametrize("era", ["legacy", "modern"], indirect=True)
-async def test_p2_rdy_01_all_providers_bind_and_advertise(
+async def test_all_providers_bind_and_advertise(
     era: str, legacy_http_server: Any, modern_http_server: Any
 ) -> None:
   """P2-RDY-01 (both eras)."""
@@ -606,14 +618,23 @@ PREREQUISITE_CASES = {
 }
 
 
+def _missing(era: str, missing: Prerequisite) -> Any:
+  case = PREREQUISITE_CASES[missing]
+  return pytest.param(
+      era,
+      missing,
+      id=f"{missing.value}-{era}",
+      marks=pytest.mark.conformance(case),
+  )
+
+
 @pytest.mark.parametrize(
     ("era", "missing"),
-    [("legacy", p) for p in PROVIDERS] + [("modern", Prerequisite.RENDERER)],
-    ids=[f"{PREREQUISITE_CASES[p]}-legacy" for p in PROVIDERS]
-    + ["P2-RDY-02-modern"],
+    [_missing("legacy", p) for p in PROVIDERS]
+    + [_missing("modern", Prerequisite.RENDERER)],
     indirect=["era"],
 )
-async def test_p2_rdy_02_09_missing_prerequisite_is_model_only(
+async def test_missing_prerequisite_is_model_only(
     era: str,
     missing: Prerequisite,
     legacy_http_server: Any,
@@ -631,7 +652,8 @@ async def test_p2_rdy_02_09_missing_prerequisite_is_model_only(
   _assert_not_advertising(who)
 
 
-async def test_p2_rdy_10_model_only_traffic_works(
+@pytest.mark.conformance("P2-RDY-10")
+async def test_model_only_traffic_works(
     legacy_http_server: Any,
 ) -> None:
   """P2-RDY-10: a MODEL_ONLY toolset serves model calls as upstream does."""
@@ -648,7 +670,8 @@ async def test_p2_rdy_10_model_only_traffic_works(
   _assert_not_advertising(who)
 
 
-async def test_p2_rdy_11_loopback_configuration_binds_only_when_enabled(
+@pytest.mark.conformance("P2-RDY-11")
+async def test_loopback_configuration_binds_only_when_enabled(
     legacy_http_server: Any,
 ) -> None:
   """P2-RDY-11: the dev profile binds only with allow_dev_providers=True."""
@@ -692,7 +715,10 @@ class Recorder:
       })
 
 
-async def test_p2_rdy_12_15_18_withdrawal_steps_in_order(
+@pytest.mark.conformance(
+    "P2-RDY-12", "P2-RDY-13", "P2-RDY-14", "P2-RDY-15", "P2-RDY-18"
+)
+async def test_withdrawal_steps_in_order(
     legacy_http_server: Any,
 ) -> None:
   """P2-RDY-12..15 (registry-level: the step-1 hook) and P2-RDY-18 (order)."""
@@ -725,7 +751,8 @@ async def test_p2_rdy_12_15_18_withdrawal_steps_in_order(
       await listed[0].run_async(args={}, tool_context=None)
 
 
-async def test_p2_rdy_16_in_flight_work_drains_before_pools_close(
+@pytest.mark.conformance("P2-RDY-16", "P2-RDY-20")
+async def test_in_flight_work_drains_before_pools_close(
     legacy_http_server: Any,
 ) -> None:
   """P2-RDY-16: admitted work finishes before step 3; the bound cancels."""
@@ -772,7 +799,8 @@ async def _assert_old_connection_terminated(
   assert verdict["verdict"] == "connection-closed", verdict
 
 
-async def test_p2_rdy_17_23_revocation_terminates_advertising_connections(
+@pytest.mark.conformance("P2-RDY-17", "P2-RDY-23")
+async def test_revocation_terminates_advertising_connections(
     legacy_http_server: Any,
 ) -> None:
   """P2-RDY-17 and P2-RDY-23: closed server-side; later ones don't advertise.
@@ -810,7 +838,8 @@ async def test_p2_rdy_17_23_revocation_terminates_advertising_connections(
     assert (await _model_ui_whoami(reg))["supportsApps"] is True
 
 
-async def test_p2_rdy_17_stdio_server_process_is_terminated(
+@pytest.mark.conformance("P2-RDY-17")
+async def test_stdio_server_process_is_terminated(
     mcp_apps: Any,
 ) -> None:
   """P2-RDY-17 (stdio): the advertising server process is gone."""
@@ -825,7 +854,8 @@ async def test_p2_rdy_17_stdio_server_process_is_terminated(
   assert mcp_apps.child_pids() == before
 
 
-async def test_p2_rdy_19_renderer_detached_closes_idle_reused_connection(
+@pytest.mark.conformance("P2-RDY-19")
+async def test_renderer_detached_closes_idle_reused_connection(
     legacy_http_server: Any,
 ) -> None:
   """P2-RDY-19: recheck after detach; the next model call does not advertise."""
@@ -846,7 +876,8 @@ async def test_p2_rdy_19_renderer_detached_closes_idle_reused_connection(
     await _assert_old_connection_terminated(reg.lookup("conf"), nonce)
 
 
-async def test_p2_rdy_24_provider_replacement_fails_old_leases_typed(
+@pytest.mark.conformance("P2-PROF-20", "P2-RDY-24")
+async def test_provider_replacement_fails_old_leases_typed(
     legacy_http_server: Any,
 ) -> None:
   """P2-RDY-24: old-generation work fails typed; descriptors stay valid."""
@@ -874,7 +905,8 @@ async def test_p2_rdy_24_provider_replacement_fails_old_leases_typed(
     assert binding_revision(replacement) == revision
 
 
-async def test_p2_rdy_25_revoking_is_one_way(legacy_http_server: Any) -> None:
+@pytest.mark.conformance("P2-RDY-25")
+async def test_revoking_is_one_way(legacy_http_server: Any) -> None:
   """P2-RDY-25."""
   async with _registry({"conf": _http_spec(legacy_http_server.url)}) as reg:
     old = reg.lookup("conf")
@@ -904,7 +936,8 @@ async def test_p2_rdy_25_revoking_is_one_way(legacy_http_server: Any) -> None:
 # --- P2-REB ------------------------------------------------------------------
 
 
-async def test_p2_reb_01_08_11_rebind_installs_a_new_proxy_atomically(
+@pytest.mark.conformance("P2-REB-01", "P2-REB-08", "P2-REB-11")
+async def test_rebind_installs_a_new_proxy_atomically(
     legacy_http_server: Any,
 ) -> None:
   """P2-REB-01, P2-REB-08 (lookup old before, new after), P2-REB-11."""
@@ -929,7 +962,8 @@ async def test_p2_reb_01_08_11_rebind_installs_a_new_proxy_atomically(
     assert by_generation == {1: [1], 2: [1]}
 
 
-async def test_p2_reb_02_failed_rebind_leaves_model_only_serving(
+@pytest.mark.conformance("P2-REB-02")
+async def test_failed_rebind_leaves_model_only_serving(
     legacy_http_server: Any,
 ) -> None:
   """P2-REB-02: no advertisement, no resurrection of the old proxy."""
@@ -947,7 +981,8 @@ async def test_p2_reb_02_failed_rebind_leaves_model_only_serving(
     assert old.state is S.CLOSED
 
 
-async def test_p2_reb_03_rebind_racing_get_tools_lists_one_generation(
+@pytest.mark.conformance("P2-REB-03")
+async def test_rebind_racing_get_tools_lists_one_generation(
     legacy_http_server: Any,
 ) -> None:
   """P2-REB-03: the listing is entirely the old proxy's; one construction each."""
@@ -974,7 +1009,8 @@ async def test_p2_reb_03_rebind_racing_get_tools_lists_one_generation(
     }
 
 
-async def test_p2_reb_04_06_07_rebind_racing_calls(
+@pytest.mark.conformance("P2-REB-04", "P2-REB-06", "P2-REB-07")
+async def test_rebind_racing_calls(
     legacy_http_server: Any,
 ) -> None:
   """P2-REB-04, -06, -07: old calls finish on the old generation.
@@ -1016,7 +1052,8 @@ async def test_p2_reb_04_06_07_rebind_racing_calls(
     assert reg.lookup("conf").inflight == 0
 
 
-async def test_p2_reb_05_rebind_racing_close(legacy_http_server: Any) -> None:
+@pytest.mark.conformance("P2-REB-05")
+async def test_rebind_racing_close(legacy_http_server: Any) -> None:
   """P2-REB-05: the losing operation is typed; each proxy closes once."""
   reg = _registry({"conf": _http_spec(legacy_http_server.url)})
   await reg.start()
@@ -1047,7 +1084,8 @@ async def test_p2_reb_05_rebind_racing_close(legacy_http_server: Any) -> None:
       await proxy.get_tools()
 
 
-async def test_p2_reb_09_10_old_view_and_declaration_cannot_reach_new_proxy(
+@pytest.mark.conformance("P2-REB-09", "P2-REB-10")
+async def test_old_view_and_declaration_cannot_reach_new_proxy(
     legacy_http_server: Any,
 ) -> None:
   """P2-REB-09 / -10 (registry level: old proxy = View's, old tools)."""
@@ -1069,7 +1107,8 @@ async def test_p2_reb_09_10_old_view_and_declaration_cannot_reach_new_proxy(
 # --- P2-LOOP-01 (registry level) and P2-RDY-20 -------------------------------
 
 
-async def test_p2_loop_01_registry_bound_io_runs_on_the_registry_thread(
+@pytest.mark.conformance("P2-LOOP-01")
+async def test_registry_bound_io_runs_on_the_registry_thread(
     mcp_apps: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
   """P2-LOOP-01 (registry level): with routing on for profile-bound toolsets,
@@ -1170,7 +1209,8 @@ class _CallParker:
     return {}
 
 
-async def test_p2_rdy_20_loss_during_initial_ui_call(
+@pytest.mark.conformance("P2-RDY-20")
+async def test_loss_during_initial_ui_call(
     legacy_http_server: Any,
 ) -> None:
   """P2-RDY-20: readiness is lost while the initial UI tool call is in flight.

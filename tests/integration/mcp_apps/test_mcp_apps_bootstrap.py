@@ -275,8 +275,9 @@ def _redirect_read(hold: Any, read: Any) -> None:
 # --- P2-BOOT-01/03/05: order, generation, one read ---------------------------
 
 
+@pytest.mark.conformance("P2-BOOT-01", "P2-BOOT-03", "P2-BOOT-05")
 @pytest.mark.parametrize("transport", TRANSPORTS, indirect=True)
-async def test_p2_boot_01_03_05_ordered_bootstrap_on_the_call_generation(
+async def test_ordered_bootstrap_on_the_call_generation(
     harness: Any, monkeypatch: Any, transport: str
 ) -> None:
   """P2-BOOT-01, 03, 05: authorize, reserve, resolve, read, select, activate.
@@ -341,7 +342,8 @@ async def test_p2_boot_01_03_05_ordered_bootstrap_on_the_call_generation(
 # --- P2-BOOT-02: denial stops before anything --------------------------------
 
 
-async def test_p2_boot_02_denial_reserves_loads_and_reads_nothing(
+@pytest.mark.conformance("P2-BOOT-02")
+async def test_denial_reserves_loads_and_reads_nothing(
     harness: Any, monkeypatch: Any
 ) -> None:
   """P2-BOOT-02: a denying `SessionAuthorizer` stops bootstrap at step 1.
@@ -396,7 +398,8 @@ async def test_p2_boot_02_denial_reserves_loads_and_reads_nothing(
 # --- P2-BOOT-04: the pre-lease rule ------------------------------------------
 
 
-async def test_p2_boot_04_resolves_without_a_lease_and_checks_the_view(
+@pytest.mark.conformance("P2-BOOT-04")
+async def test_resolves_without_a_lease_and_checks_the_view(
     harness: Any,
 ) -> None:
   """P2-BOOT-04: bootstrap needs no live lease; another View gets nothing.
@@ -447,7 +450,8 @@ async def _replay_fault(h: Harness, grant: Any) -> ResolutionFault:
   return info.value.fault
 
 
-async def test_p2_boot_04_interactive_replay_needs_a_live_grant(
+@pytest.mark.conformance("P2-BOOT-04", "P2-COMP-07")
+async def test_interactive_replay_needs_a_live_grant(
     harness: Any, monkeypatch: Any
 ) -> None:
   """P2-BOOT-04 (post-lease rule): replay to a View needs its live grant.
@@ -501,7 +505,8 @@ async def test_p2_boot_04_interactive_replay_needs_a_live_grant(
     assert await _replay_fault(h, third.grant) is ResolutionFault.VIEW_NOT_LIVE
 
 
-async def test_p2_comp_07_view_data_comes_from_the_sealed_record(
+@pytest.mark.conformance("P2-COMP-07")
+async def test_view_data_comes_from_the_sealed_record(
     harness: Any, monkeypatch: Any
 ) -> None:
   """P2-COMP-07: bootstrap and live replay read the sealed record.
@@ -554,7 +559,8 @@ async def test_p2_comp_07_view_data_comes_from_the_sealed_record(
     assert doc.grant.active
 
 
-async def test_p2_sls_22_old_incarnation_grant_serves_nothing(
+@pytest.mark.conformance("P2-SLS-22", "P2-SLS-26")
+async def test_old_incarnation_grant_serves_nothing(
     harness: Any,
 ) -> None:
   """P2-SLS-22: a View grant from before a recreation fails typed.
@@ -590,7 +596,10 @@ async def test_p2_sls_22_old_incarnation_grant_serves_nothing(
 # --- P2-BOOT-07..10: exact-one selection -------------------------------------
 
 
-async def test_p2_boot_07_10_selection_of_real_read_results(
+@pytest.mark.conformance(
+    "P1-URI-14", "P2-BOOT-07", "P2-BOOT-08", "P2-BOOT-09", "P2-BOOT-10"
+)
+async def test_selection_of_real_read_results(
     harness: Any,
 ) -> None:
   """P2-BOOT-07, 08, 09, 10: `select_app_content` on the server's reads.
@@ -697,10 +706,11 @@ async def _selection_fault(fault: str, original: Any, uri: str) -> Any:
   return _corrupt_blob(await original(uri))
 
 
+@pytest.mark.conformance("P2-BOOT-08", "P2-BOOT-09", "P2-BOOT-10")
 @pytest.mark.parametrize(
     "fault", ["no_match", "several_matches", "other_uri_only", "bad_encoding"]
 )
-async def test_p2_boot_08_09_10_selection_failure_revokes_the_reservation(
+async def test_selection_failure_revokes_the_reservation(
     harness: Any, fault: str
 ) -> None:
   """P2-BOOT-08, 09, 10: a failed selection in bootstrap revokes the hold.
@@ -736,7 +746,8 @@ async def test_p2_boot_08_09_10_selection_failure_revokes_the_reservation(
     assert [e["method"] for e in h.entries()[before:]] == [READ]
 
 
-async def test_p2_boot_10_over_the_delivery_limit_revokes_the_reservation(
+@pytest.mark.conformance("P2-BOOT-10")
+async def test_over_the_delivery_limit_revokes_the_reservation(
     harness: Any,
 ) -> None:
   """P2-BOOT-10: HTML over `limits.delivery.max_response_bytes` fails typed.
@@ -760,7 +771,8 @@ async def test_p2_boot_10_over_the_delivery_limit_revokes_the_reservation(
 # --- P2-BOOT-11: failures in steps 3-5 ---------------------------------------
 
 
-async def test_p2_boot_11_remote_read_error_revokes_the_reservation(
+@pytest.mark.conformance("P2-BOOT-11")
+async def test_remote_read_error_revokes_the_reservation(
     harness: Any,
 ) -> None:
   """P2-BOOT-11: a remote read error fails typed and releases the hold.
@@ -794,7 +806,8 @@ async def test_p2_boot_11_remote_read_error_revokes_the_reservation(
     h.st.registry.connections.get(reserved.generation_id).check_live()
 
 
-async def test_p2_boot_11_15_process_killed_before_the_read(
+@pytest.mark.conformance("P2-BOOT-11", "P2-BOOT-15")
+async def test_process_killed_before_the_read(
     harness: Any,
 ) -> None:
   """P2-BOOT-11, 15: the stdio process dies between RESOLVE and READ.
@@ -837,7 +850,8 @@ async def test_p2_boot_11_15_process_killed_before_the_read(
 # --- P2-BOOT-12/13/14: the document ------------------------------------------
 
 
-async def test_p2_boot_12_13_document_is_exact_and_verbatim(
+@pytest.mark.conformance("P2-BOOT-12", "P2-BOOT-13", "P2-COMP-07")
+async def test_document_is_exact_and_verbatim(
     harness: Any,
 ) -> None:
   """P2-BOOT-12, 13: exact HTML and `_meta.ui`, input, full result, grant.
@@ -898,7 +912,8 @@ async def test_p2_boot_12_13_document_is_exact_and_verbatim(
     assert "grant" not in repr(doc)
 
 
-async def test_p2_boot_13_14_absent_meta_stays_absent_listing_fallback(
+@pytest.mark.conformance("P2-BOOT-13", "P2-BOOT-14")
+async def test_absent_meta_stays_absent_listing_fallback(
     harness: Any,
 ) -> None:
   """P2-BOOT-13, 14: no synthesized `_meta.ui`; listing fallback; item wins.
@@ -947,7 +962,8 @@ async def test_p2_boot_13_14_absent_meta_stays_absent_listing_fallback(
 # --- P2-BOOT-15: cold ---------------------------------------------------------
 
 
-async def test_p2_boot_15_invalidated_generation_is_cold(
+@pytest.mark.conformance("P2-ROR-01", "P2-BOOT-15")
+async def test_invalidated_generation_is_cold(
     harness: Any, monkeypatch: Any
 ) -> None:
   """P2-BOOT-15: an invalidated generation fails typed and cold.
@@ -993,7 +1009,8 @@ async def test_p2_boot_15_invalidated_generation_is_cold(
     assert h.entries()[before:] == []
 
 
-async def test_p2_boot_15_taken_reservation_is_cold_after_success(
+@pytest.mark.conformance("P2-BOOT-15")
+async def test_taken_reservation_is_cold_after_success(
     harness: Any,
 ) -> None:
   """P2-BOOT-15: one reservation bootstraps one View; a retry is cold.
@@ -1084,7 +1101,8 @@ FORGERIES = {
 }
 
 
-async def test_p2_ror_01_11_read_only_triggers_touch_no_server(
+@pytest.mark.conformance("P2-ROR-01", "P2-BOOT-11")
+async def test_read_only_triggers_touch_no_server(
     harness: Any, monkeypatch: Any
 ) -> None:
   """P2-ROR-01, P2-BOOT-11: each read-only trigger makes no MCP request.
@@ -1132,7 +1150,8 @@ async def test_p2_ror_01_11_read_only_triggers_touch_no_server(
     assert resolved.full_result()["content"]
 
 
-async def test_p2_key_03_ror_01_restart_with_the_key_missing(
+@pytest.mark.conformance("P2-KEY-03", "P2-ROR-01")
+async def test_restart_with_the_key_missing(
     harness: Any, monkeypatch: Any
 ) -> None:
   """P2-KEY-03, P2-ROR-01, P2-BOOT-11: a missing key releases nothing.
@@ -1239,10 +1258,9 @@ PUBLISHED = {
 }
 
 
+@pytest.mark.conformance("P2-BOOT-05", "P2-BOOT-12", "P2-BOOT-13")
 @pytest.mark.parametrize("server", list(PUBLISHED))
-async def test_p2_boot_05_12_13_published_servers(
-    server: str, tmp_path: Path
-) -> None:
+async def test_published_servers(server: str, tmp_path: Path) -> None:
   """P2-BOOT-05, 12, 13 on published servers and the dashboard sample.
 
   The ext-apps example servers (basic-vanillajs, whose View is about

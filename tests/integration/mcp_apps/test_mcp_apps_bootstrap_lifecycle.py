@@ -222,7 +222,8 @@ async def _turn_revoked_at(
 # --- P2-RDY-21: readiness lost after the seal, before the append -------------
 
 
-async def test_p2_rdy_21_readiness_lost_after_store_write(
+@pytest.mark.conformance("P2-RDY-21")
+async def test_readiness_lost_after_store_write(
     harness: Any, monkeypatch: Any
 ) -> None:
   """P2-RDY-21: revoked at `AFTER_STORE_WRITE`; the record is left to GC.
@@ -278,7 +279,8 @@ async def test_p2_rdy_21_readiness_lost_after_store_write(
       assert hold.released
 
 
-async def test_p2_rdy_21_readiness_lost_before_store_write(
+@pytest.mark.conformance("P2-RDY-21")
+async def test_readiness_lost_before_store_write(
     harness: Any, monkeypatch: Any
 ) -> None:
   """P2-RDY-21 (variant): revoked at `BEFORE_STORE_WRITE`.
@@ -313,10 +315,9 @@ async def test_p2_rdy_21_readiness_lost_before_store_write(
 # --- P2-RDY-22: readiness lost during bootstrap ------------------------------
 
 
+@pytest.mark.conformance("P2-RDY-22")
 @pytest.mark.parametrize("when", ["after_read", "before_read"])
-async def test_p2_rdy_22_readiness_lost_during_bootstrap(
-    harness: Any, when: str
-) -> None:
+async def test_readiness_lost_during_bootstrap(harness: Any, when: str) -> None:
   """P2-RDY-22: a revoke around the one read fails typed, cold, no grant.
 
   The reservation hold's `read_resource` is wrapped so the registry is
@@ -365,6 +366,7 @@ async def test_p2_rdy_22_readiness_lost_during_bootstrap(
 # --- P2-BOOT-15: the generation lost while the read is in flight ------------
 
 
+@pytest.mark.conformance("P2-BOOT-15")
 @pytest.mark.parametrize(
     "cause",
     [
@@ -375,7 +377,7 @@ async def test_p2_rdy_22_readiness_lost_during_bootstrap(
     ],
     ids=lambda reason: reason.value,
 )
-async def test_p2_boot_15_generation_lost_during_the_read_fails_at_activate(
+async def test_generation_lost_during_the_read_fails_at_activate(
     harness: Any, cause: InvalidationReason
 ) -> None:
   """P2-BOOT-15: whatever ends the View's generation while its one read is
@@ -448,7 +450,8 @@ async def _sync_runner(h: Harness, llm: ScriptedLlm) -> AsyncIterator[Runner]:
     await runner.close()
 
 
-async def test_p2_loop_03_bootstrap_on_live_run_worker_loop(
+@pytest.mark.conformance("P2-LOOP-03")
+async def test_bootstrap_on_live_run_worker_loop(
     harness: Any,
 ) -> None:
   """P2-LOOP-03: bootstrap on `run()`'s live worker loop succeeds.
@@ -503,7 +506,8 @@ async def test_p2_loop_03_bootstrap_on_live_run_worker_loop(
     doc.grant.revoke()
 
 
-async def test_p2_loop_04_bootstrap_after_run_generator_finished(
+@pytest.mark.conformance("P2-LOOP-04")
+async def test_bootstrap_after_run_generator_finished(
     harness: Any,
 ) -> None:
   """P2-LOOP-04: bootstrap after `run()` finished; the generation survives.
@@ -548,7 +552,8 @@ async def test_p2_loop_04_bootstrap_after_run_generator_finished(
 # --- P2-PROF-17 / 18 / 19: generations under an equal binding_revision -------
 
 
-async def test_p2_prof_17_reconnect_keeps_persisted_descriptors_valid(
+@pytest.mark.conformance("P2-PROF-17")
+async def test_reconnect_keeps_persisted_descriptors_valid(
     harness: Any,
 ) -> None:
   """P2-PROF-17: a new connection generation; old descriptors still hold.
@@ -592,7 +597,8 @@ async def test_p2_prof_17_reconnect_keeps_persisted_descriptors_valid(
     assert old_result["nonce"] != new_result["nonce"]
 
 
-async def test_p2_prof_18_provider_replacement_keeps_descriptors_valid(
+@pytest.mark.conformance("P2-PROF-18")
+async def test_provider_replacement_keeps_descriptors_valid(
     harness: Any,
 ) -> None:
   """P2-PROF-18: `rebind` to replaced providers keeps the revision.
@@ -642,7 +648,8 @@ async def _assert_stale_grant(h: Harness, grant: Any, uri: str) -> None:
   assert len(h.entries()) == before, "nothing reached the server"
 
 
-async def test_p2_prof_19_stale_view_after_rebind_rejected(
+@pytest.mark.conformance("P2-PROF-19")
+async def test_stale_view_after_rebind_rejected(
     harness: Any,
 ) -> None:
   """P2-PROF-19 (binding generation): a pre-rebind View reaches nothing.
@@ -688,7 +695,8 @@ async def test_p2_prof_19_stale_view_after_rebind_rejected(
       await close_profile(replacement)
 
 
-async def test_p2_prof_19_stale_view_after_connection_invalidation(
+@pytest.mark.conformance("P2-PROF-19")
+async def test_stale_view_after_connection_invalidation(
     harness: Any,
 ) -> None:
   """P2-PROF-19 (connection generation): an invalidated View reaches nothing.
@@ -717,7 +725,8 @@ async def test_p2_prof_19_stale_view_after_connection_invalidation(
 # --- P2-ROR-01: the missing-agent trigger ------------------------------------
 
 
-async def test_p2_ror_01_missing_agent_read_only_without_requests(
+@pytest.mark.conformance("P2-ROR-01")
+async def test_missing_agent_read_only_without_requests(
     harness: Any,
 ) -> None:
   """P2-ROR-01 (missing originating agent): read-only, no request, no grant.

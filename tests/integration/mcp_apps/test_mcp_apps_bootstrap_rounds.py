@@ -138,7 +138,8 @@ async def _bootstrap_interactive(
 # --- P2-BOOT-06: rounds of the one bootstrap read ----------------------------
 
 
-async def test_p2_boot_06_legacy_interactive_read_is_one_complete_round(
+@pytest.mark.conformance("P2-BOOT-06")
+async def test_legacy_interactive_read_is_one_complete_round(
     start_server: Any, tmp_path: Path, monkeypatch: Any
 ) -> None:
   """P2-BOOT-06 (handshake era): the interactive read completes in one round.
@@ -161,7 +162,8 @@ async def test_p2_boot_06_legacy_interactive_read_is_one_complete_round(
     doc.grant.revoke()
 
 
-async def test_p2_boot_06_modern_state_only_rounds_complete(
+@pytest.mark.conformance("P2-BOOT-06")
+async def test_modern_state_only_rounds_complete(
     start_server: Any, tmp_path: Path, monkeypatch: Any
 ) -> None:
   """P2-BOOT-06 (2026-07-28 era): two state-only rounds, then the View.
@@ -182,7 +184,8 @@ async def test_p2_boot_06_modern_state_only_rounds_complete(
     doc.grant.revoke()
 
 
-async def test_p2_boot_06_read_asking_for_input_fails_closed(
+@pytest.mark.conformance("P2-BOOT-06")
+async def test_read_asking_for_input_fails_closed(
     start_server: Any, tmp_path: Path, monkeypatch: Any
 ) -> None:
   """P2-BOOT-06 (2026-07-28 era): a round that asks for input fails closed.

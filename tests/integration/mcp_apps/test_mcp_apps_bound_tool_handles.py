@@ -413,7 +413,8 @@ def _listing_error(error: BaseException) -> BaseException:
   return cause
 
 
-async def test_p1_disc_03_profile_page_bound_bounds_every_listing(
+@pytest.mark.conformance("P1-DISC-03")
+async def test_profile_page_bound_bounds_every_listing(
     serve: Any,
 ) -> None:
   """P1-DISC-03 under a bound profile: the profile's page-count bound
@@ -465,7 +466,8 @@ async def test_p1_disc_03_profile_page_bound_bounds_every_listing(
 # --- P2-BTH-01, P2-BTH-03: the catalog and its handles -----------------------
 
 
-async def test_p2_bth_01_ui_tools_list_app_safe_others_callbacked(
+@pytest.mark.conformance("P2-BTH-01")
+async def test_ui_tools_list_app_safe_others_callbacked(
     serve: Any, catalogs: list[TwoClassCatalog]
 ) -> None:
   """P2-BTH-01: UI tools on the app-safe class, the rest on the callbacked.
@@ -531,7 +533,8 @@ async def test_p2_bth_01_ui_tools_list_app_safe_others_callbacked(
   assert served.calls(names.OPEN_VIEW) == 1
 
 
-async def test_p2_bth_03_each_entry_is_a_bound_tool_handle(
+@pytest.mark.conformance("P2-BTH-03")
+async def test_each_entry_is_a_bound_tool_handle(
     serve: Any, mcp_apps: Any, catalogs: list[TwoClassCatalog]
 ) -> None:
   """P2-BTH-03: declaration, generation, callback class, credentials, class.
@@ -592,7 +595,8 @@ async def test_p2_bth_03_each_entry_is_a_bound_tool_handle(
 # --- P2-BTH-02, -09, -10: capability-adapted metadata ------------------------
 
 
-async def test_p2_bth_02_09_10_capability_adapted_tool_uses_app_safe_handle(
+@pytest.mark.conformance("P2-BTH-02", "P2-BTH-09", "P2-BTH-10")
+async def test_capability_adapted_tool_uses_app_safe_handle(
     serve: Any, caplog: Any, catalogs: list[TwoClassCatalog]
 ) -> None:
   """P2-BTH-02, P2-BTH-09, P2-BTH-10: the app-safe declaration wins.
@@ -652,10 +656,13 @@ DECLARATION_CHANGES = {
 }
 
 
+@pytest.mark.conformance(
+    "P2-BTH-04", "P2-BTH-05", "P2-BTH-06", "P2-BTH-07", "P2-BTH-08"
+)
 @pytest.mark.parametrize(
     "case", sorted(DECLARATION_CHANGES), ids=sorted(DECLARATION_CHANGES)
 )
-async def test_p2_bth_04_08_changed_declaration_fails_closed(
+async def test_changed_declaration_fails_closed(
     serve: Any, caplog: Any, case: str
 ) -> None:
   """P2-BTH-04 .. P2-BTH-08: a changed declaration is never called.
@@ -695,7 +702,8 @@ async def test_p2_bth_04_08_changed_declaration_fails_closed(
   assert {"method": "tools/list", "cursor": None} in after[mutated:]
 
 
-async def test_p2_bth_11_removed_tool_fails_closed(
+@pytest.mark.conformance("P2-BTH-11")
+async def test_removed_tool_fails_closed(
     serve: Any, caplog: Any, catalogs: list[TwoClassCatalog]
 ) -> None:
   """P2-BTH-11: a tool removed after listing is not dispatched by name.
@@ -739,7 +747,8 @@ async def test_p2_bth_11_removed_tool_fails_closed(
 # --- P2-BTH-12: credential change --------------------------------------------
 
 
-async def test_p2_bth_12_credential_change_fails_closed_then_relists(
+@pytest.mark.conformance("P2-BTH-12")
+async def test_credential_change_fails_closed_then_relists(
     serve: Any, caplog: Any
 ) -> None:
   """P2-BTH-12: a credential change between listing and call.
@@ -798,7 +807,8 @@ async def _evict_listing_generation(
   assert await registry.connections.evict(handle.catalog_generation)
 
 
-async def test_p2_bth_13_evicted_generation_forces_a_new_catalog(
+@pytest.mark.conformance("P2-BTH-13")
+async def test_evicted_generation_forces_a_new_catalog(
     serve: Any, caplog: Any
 ) -> None:
   """P2-BTH-13: connection loss (eviction) never dispatches by name.
@@ -835,8 +845,9 @@ async def test_p2_bth_13_evicted_generation_forces_a_new_catalog(
   assert served.calls(names.OPEN_VIEW, since=before) == 1
 
 
+@pytest.mark.conformance("P2-BTH-13")
 @pytest.mark.parametrize("transport", ["stdio"], indirect=True)
-async def test_p2_bth_13_killed_stdio_process_forces_a_new_catalog(
+async def test_killed_stdio_process_forces_a_new_catalog(
     serve: Any, caplog: Any, transport: str
 ) -> None:
   """P2-BTH-13: connection loss (the process dies) never reconnects.
@@ -908,8 +919,9 @@ async def _retired(
 # --- P2-BTH-14: no retry across generations ----------------------------------
 
 
+@pytest.mark.conformance("P2-BTH-14")
 @pytest.mark.parametrize("transport", ["stdio", "legacy_http"], indirect=True)
-async def test_p2_bth_14_failed_initial_call_is_not_retried(
+async def test_failed_initial_call_is_not_retried(
     serve: Any, transport: str
 ) -> None:
   """P2-BTH-14: a transport failure mid-call is not retried elsewhere.
@@ -947,8 +959,9 @@ async def test_p2_bth_14_failed_initial_call_is_not_retried(
   assert served.calls(names.CRASH_VIEW) == 1
 
 
+@pytest.mark.conformance("P2-BTH-14")
 @pytest.mark.parametrize("transport", ["modern_http"], indirect=True)
-async def test_p2_bth_14_modern_call_is_not_retried_on_another_backend(
+async def test_modern_call_is_not_retried_on_another_backend(
     start_server: Any, start_proxy: Any, tmp_path: Path, transport: str
 ) -> None:
   """P2-BTH-14 (2026-07-28): no retry reaches another backend either.
@@ -987,8 +1000,9 @@ async def test_p2_bth_14_modern_call_is_not_retried_on_another_backend(
   assert generation.era is ConnectionEra.MODERN
 
 
+@pytest.mark.conformance("P2-BTH-14")
 @pytest.mark.parametrize("transport", ["stdio", "legacy_http"], indirect=True)
-async def test_p2_bth_14_transport_loss_mid_call_invalidates_generation(
+async def test_transport_loss_mid_call_invalidates_generation(
     serve: Any, caplog: Any, transport: str
 ) -> None:
   """P2-BTH-14 (with P2-BTH-13): the failed call ends its generation at once.

@@ -330,7 +330,8 @@ async def raw_listing(session: Any) -> dict[str, Any]:
 # P1 · Visibility normalization.
 
 
-async def test_p1_vis_01_absent_visibility_is_model_and_app(
+@pytest.mark.conformance("P1-VIS-01")
+async def test_absent_visibility_is_model_and_app(
     endpoint: Endpoint,
     toolset: McpToolset,
 ) -> None:
@@ -353,7 +354,8 @@ async def test_p1_vis_01_absent_visibility_is_model_and_app(
   assert answer.structured_content["era"] == expected_era
 
 
-async def test_p1_vis_02_model_only_is_denied_to_views(
+@pytest.mark.conformance("P1-VIS-02")
+async def test_model_only_is_denied_to_views(
     endpoint: Endpoint,
     toolset: McpToolset,
 ) -> None:
@@ -371,7 +373,8 @@ async def test_p1_vis_02_model_only_is_denied_to_views(
   assert MODEL_ONLY not in app
 
 
-async def test_p1_vis_03_app_only_is_hidden_from_model_callable_by_view(
+@pytest.mark.conformance("P1-VIS-03")
+async def test_app_only_is_hidden_from_model_callable_by_view(
     endpoint: Endpoint,
     toolset: McpToolset,
 ) -> None:
@@ -401,7 +404,8 @@ async def test_p1_vis_03_app_only_is_hidden_from_model_callable_by_view(
   assert names.OPEN_VIEW in declared
 
 
-async def test_p1_vis_04_malformed_visibility_excluded_from_model(
+@pytest.mark.conformance("P1-VIS-04")
+async def test_malformed_visibility_excluded_from_model(
     endpoint: Endpoint,
     toolset: McpToolset,
 ) -> None:
@@ -414,7 +418,8 @@ async def test_p1_vis_04_malformed_visibility_excluded_from_model(
   assert names.OPEN_VIEW in model
 
 
-async def test_p1_vis_05_malformed_visibility_denied_to_views(
+@pytest.mark.conformance("P1-VIS-05")
+async def test_malformed_visibility_denied_to_views(
     endpoint: Endpoint,
     toolset: McpToolset,
 ) -> None:
@@ -429,7 +434,8 @@ async def test_p1_vis_05_malformed_visibility_denied_to_views(
   assert names.OPEN_VIEW in app
 
 
-async def test_p1_vis_06_malformed_visibility_is_logged(
+@pytest.mark.conformance("P1-VIS-06")
+async def test_malformed_visibility_is_logged(
     endpoint: Endpoint,
     caplog: pytest.LogCaptureFixture,
     toolset: McpToolset,
@@ -459,7 +465,8 @@ async def test_p1_vis_06_malformed_visibility_is_logged(
   assert MalformedVisibility.UNKNOWN_MEMBER.value in message
 
 
-async def test_p1_vis_07_direct_toolset_never_shows_app_only(
+@pytest.mark.conformance("P1-VIS-07")
+async def test_direct_toolset_never_shows_app_only(
     toolset: McpToolset,
 ) -> None:
   """P1-VIS-07: no profile, direct `McpToolset`: app-only never reaches the LLM."""
@@ -474,7 +481,8 @@ async def test_p1_vis_07_direct_toolset_never_shows_app_only(
   assert {names.OPEN_VIEW, names.WHOAMI, MODEL_ONLY} <= declared
 
 
-async def test_p1_vis_08_malformed_is_deny_all_in_both_catalogs(
+@pytest.mark.conformance("P1-VIS-08")
+async def test_malformed_is_deny_all_in_both_catalogs(
     endpoint: Endpoint,
     toolset: McpToolset,
 ) -> None:
@@ -499,7 +507,8 @@ async def test_p1_vis_08_malformed_is_deny_all_in_both_catalogs(
 # P1 · Model catalog.
 
 
-async def test_p1_mcat_01_tool_filter_intersects_model_visibility(
+@pytest.mark.conformance("P1-MCAT-01")
+async def test_tool_filter_intersects_model_visibility(
     endpoint: Endpoint,
     toolsets: MakeToolset,
 ) -> None:
@@ -512,7 +521,8 @@ async def test_p1_mcat_01_tool_filter_intersects_model_visibility(
   assert model == {names.OPEN_VIEW, MODEL_ONLY}
 
 
-async def test_p1_mcat_02_prefix_applied_exactly_once(
+@pytest.mark.conformance("P1-MCAT-02")
+async def test_prefix_applied_exactly_once(
     endpoint: Endpoint,
     toolsets: MakeToolset,
 ) -> None:
@@ -534,7 +544,8 @@ async def test_p1_mcat_02_prefix_applied_exactly_once(
   assert not any(name.startswith("conf_conf_") for name in declared)
 
 
-async def test_p1_mcat_03_ttl_cache_serves_model_catalog(
+@pytest.mark.conformance("P1-MCAT-03")
+async def test_ttl_cache_serves_model_catalog(
     endpoint: Endpoint,
     toolsets: MakeToolset,
 ) -> None:
@@ -574,7 +585,8 @@ async def test_p1_mcat_03_ttl_cache_serves_model_catalog(
 # P1 · App catalog.
 
 
-async def test_p1_acat_01_app_catalog_uses_native_names(
+@pytest.mark.conformance("P1-ACAT-01")
+async def test_app_catalog_uses_native_names(
     endpoint: Endpoint,
     toolsets: MakeToolset,
 ) -> None:
@@ -609,7 +621,8 @@ def _expected_app_catalog(listed: dict[str, Any]) -> set[str]:
   return expected
 
 
-async def test_p1_acat_02_default_policy_admits_exactly_app_visible(
+@pytest.mark.conformance("P1-ACAT-02")
+async def test_default_policy_admits_exactly_app_visible(
     endpoint: Endpoint,
     toolset: McpToolset,
 ) -> None:
@@ -630,7 +643,8 @@ async def test_p1_acat_02_default_policy_admits_exactly_app_visible(
   assert set(denied) == set(MALFORMED) | set(RESERVED) | {MODEL_ONLY}
 
 
-async def test_p1_acat_03_deny_all_policy_denies_every_view_call(
+@pytest.mark.conformance("P1-ACAT-03")
+async def test_deny_all_policy_denies_every_view_call(
     endpoint: Endpoint,
     toolset: McpToolset,
 ) -> None:
@@ -654,7 +668,8 @@ async def test_p1_acat_03_deny_all_policy_denies_every_view_call(
   assert effects.structured_content["counts"] == {}
 
 
-async def test_p1_acat_04_partial_policy_is_intersection(
+@pytest.mark.conformance("P1-ACAT-04")
+async def test_partial_policy_is_intersection(
     endpoint: Endpoint,
     toolset: McpToolset,
 ) -> None:
@@ -682,7 +697,8 @@ async def test_p1_acat_04_partial_policy_is_intersection(
   assert app == [names.SIDE_EFFECT]
 
 
-async def test_p1_acat_06_cross_server_calls_are_blocked(
+@pytest.mark.conformance("P1-ACAT-06")
+async def test_cross_server_calls_are_blocked(
     endpoint: Endpoint,
     servers: ServerPool,
     toolset: McpToolset,
@@ -717,8 +733,9 @@ async def test_p1_acat_06_cross_server_calls_are_blocked(
 # P1 · Reserved names (legacy HTTP; each over the reserved names).
 
 
+@pytest.mark.conformance("P1-RSV-01")
 @pytest.mark.parametrize("reserved", RESERVED)
-async def test_p1_rsv_01_model_catalog_skips_reserved_native_name(
+async def test_model_catalog_skips_reserved_native_name(
     legacy: Endpoint,
     reserved: str,
     toolsets: MakeToolset,
@@ -735,8 +752,9 @@ async def test_p1_rsv_01_model_catalog_skips_reserved_native_name(
   assert names.OPEN_VIEW in declared
 
 
+@pytest.mark.conformance("P1-RSV-02")
 @pytest.mark.parametrize("reserved", RESERVED)
-async def test_p1_rsv_02_model_catalog_skips_reserved_native_name_with_prefix(
+async def test_model_catalog_skips_reserved_native_name_with_prefix(
     legacy: Endpoint,
     reserved: str,
     toolsets: MakeToolset,
@@ -751,8 +769,9 @@ async def test_p1_rsv_02_model_catalog_skips_reserved_native_name_with_prefix(
   assert f"conf_{names.OPEN_VIEW}" in declared
 
 
+@pytest.mark.conformance("P1-RSV-03")
 @pytest.mark.parametrize(("prefix", "native"), COMPOSED)
-async def test_p1_rsv_03_prefix_cannot_compose_reserved_name(
+async def test_prefix_cannot_compose_reserved_name(
     legacy: Endpoint,
     prefix: str,
     native: str,
@@ -769,8 +788,9 @@ async def test_p1_rsv_03_prefix_cannot_compose_reserved_name(
   assert f"{prefix}_{names.OPEN_VIEW}" in declared
 
 
+@pytest.mark.conformance("P1-RSV-04")
 @pytest.mark.parametrize("reserved", RESERVED)
-async def test_p1_rsv_04_app_catalog_excludes_reserved_native_name(
+async def test_app_catalog_excludes_reserved_native_name(
     legacy: Endpoint,
     reserved: str,
     toolsets: MakeToolset,
@@ -790,8 +810,9 @@ async def test_p1_rsv_04_app_catalog_excludes_reserved_native_name(
   assert reserved not in app
 
 
+@pytest.mark.conformance("P1-RSV-05")
 @pytest.mark.parametrize("reserved", RESERVED)
-async def test_p1_rsv_05_app_catalog_excludes_reserved_name_under_prefix(
+async def test_app_catalog_excludes_reserved_name_under_prefix(
     legacy: Endpoint,
     reserved: str,
     toolsets: MakeToolset,

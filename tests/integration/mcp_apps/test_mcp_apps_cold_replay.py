@@ -383,7 +383,8 @@ async def _bootstrap(stack: BoundStack, call: Call) -> RenderDocument:
 # --- Restart: never resurrected, explicit refresh or re-run only -------------
 
 
-async def test_p2_cold_01_old_view_never_resurrected_after_restart(
+@pytest.mark.conformance("P2-COLD-01")
+async def test_old_view_never_resurrected_after_restart(
     host: Host,
 ) -> None:
   rendered: list[Any] = []
@@ -421,7 +422,8 @@ async def test_p2_cold_01_old_view_never_resurrected_after_restart(
   _assert_refresh(affordance, call)
 
 
-async def test_p2_cold_18_restart_before_bootstrap_never_rebinds(
+@pytest.mark.conformance("P2-ROR-01", "P2-COLD-18")
+async def test_restart_before_bootstrap_never_rebinds(
     host: Host,
 ) -> None:
   safe, unsafe = await host.first_life(
@@ -453,7 +455,8 @@ async def test_p2_cold_18_restart_before_bootstrap_never_rebinds(
   _assert_rerun(unsafe_cold, unsafe)
 
 
-async def test_p2_cold_17_restart_after_result_affordance_per_classification(
+@pytest.mark.conformance("P2-COLD-17")
+async def test_restart_after_result_affordance_per_classification(
     host: Host,
 ) -> None:
   safe, unsafe = await host.first_life(
@@ -474,7 +477,8 @@ async def test_p2_cold_17_restart_after_result_affordance_per_classification(
   _assert_rerun(unsafe_cold, unsafe)
 
 
-async def test_p2_cold_09_replay_safe_call_with_valid_arguments_refreshes(
+@pytest.mark.conformance("P2-COLD-09")
+async def test_replay_safe_call_with_valid_arguments_refreshes(
     host: Host,
 ) -> None:
   authority = Authority()
@@ -492,7 +496,8 @@ async def test_p2_cold_09_replay_safe_call_with_valid_arguments_refreshes(
   assert authority.calls[0].toolset_id == TOOLSET
 
 
-async def test_p2_cold_10_not_replay_safe_call_offers_named_rerun(
+@pytest.mark.conformance("P2-COLD-10")
+async def test_not_replay_safe_call_offers_named_rerun(
     host: Host,
 ) -> None:
   (call,) = await host.first_life((names.OPEN_VIEW, {}))
@@ -514,7 +519,8 @@ async def test_p2_cold_10_not_replay_safe_call_offers_named_rerun(
 # --- Cold activation re-checks the world -------------------------------------
 
 
-async def test_p2_cold_02_denying_authorizer_gives_placeholder(
+@pytest.mark.conformance("P2-COLD-02")
+async def test_denying_authorizer_gives_placeholder(
     host: Host,
 ) -> None:
   (call,) = await host.first_life((names.MUTABLE_VIEW, LABEL))
@@ -530,7 +536,8 @@ async def test_p2_cold_02_denying_authorizer_gives_placeholder(
     _assert_refresh(await _affordance(profile, svc, call, tools), call)
 
 
-async def test_p2_cold_03_missing_tool_gives_placeholder(host: Host) -> None:
+@pytest.mark.conformance("P2-COLD-03")
+async def test_missing_tool_gives_placeholder(host: Host) -> None:
   host.options = {"removable_tools": True}
   (call,) = await host.first_life((names.MUTABLE_VIEW, LABEL))
   removed = await host.fresh_listing(
@@ -550,7 +557,8 @@ async def test_p2_cold_03_missing_tool_gives_placeholder(host: Host) -> None:
     _assert_placeholder(affordance, "tool_missing", names.MUTABLE_VIEW)
 
 
-async def test_p2_cold_04_no_longer_eligible_gives_placeholder(
+@pytest.mark.conformance("P2-COLD-04")
+async def test_no_longer_eligible_gives_placeholder(
     host: Host,
 ) -> None:
   (call,) = await host.first_life((names.MUTABLE_VIEW, LABEL))
@@ -570,7 +578,8 @@ async def test_p2_cold_04_no_longer_eligible_gives_placeholder(
   _assert_refresh(control, call)
 
 
-async def test_p2_cold_05_changed_declaration_gives_placeholder(
+@pytest.mark.conformance("P1-URI-13", "P2-COLD-05")
+async def test_changed_declaration_gives_placeholder(
     host: Host,
 ) -> None:
   (call,) = await host.first_life((names.MUTABLE_VIEW, LABEL))
@@ -602,7 +611,8 @@ async def test_p2_cold_05_changed_declaration_gives_placeholder(
   _assert_refresh(control, call)
 
 
-async def test_p2_cold_06_stored_arguments_invalid_gives_placeholder(
+@pytest.mark.conformance("P2-COLD-06")
+async def test_stored_arguments_invalid_gives_placeholder(
     host: Host,
 ) -> None:
   # The server refused the argument (an error result), yet the UI call
@@ -621,7 +631,8 @@ async def test_p2_cold_06_stored_arguments_invalid_gives_placeholder(
   _assert_refresh(control, valid)
 
 
-async def test_p2_cold_07_changed_classification_gives_placeholder(
+@pytest.mark.conformance("P2-COLD-07")
+async def test_changed_classification_gives_placeholder(
     host: Host,
 ) -> None:
   (call,) = await host.first_life((names.MUTABLE_VIEW, LABEL))
@@ -643,7 +654,8 @@ async def test_p2_cold_07_changed_classification_gives_placeholder(
     assert affordance.warning is None
 
 
-async def test_p2_cold_08_unsatisfied_confirmation_gives_placeholder(
+@pytest.mark.conformance("P2-COLD-08")
+async def test_unsatisfied_confirmation_gives_placeholder(
     host: Host,
 ) -> None:
   (call,) = await host.first_life((names.MUTABLE_VIEW, LABEL))
@@ -668,7 +680,8 @@ async def test_p2_cold_08_unsatisfied_confirmation_gives_placeholder(
 # --- What is persisted -------------------------------------------------------
 
 
-async def test_p2_cold_16_html_is_never_persisted(host: Host) -> None:
+@pytest.mark.conformance("P2-COLD-16")
+async def test_html_is_never_persisted(host: Host) -> None:
   rendered: list[Any] = []
 
   async def render(stack: BoundStack, calls: list[Call]) -> None:
@@ -714,7 +727,8 @@ async def test_p2_cold_16_html_is_never_persisted(host: Host) -> None:
 # --- The refresh-invocation record -------------------------------------------
 
 
-async def test_p2_rir_02_record_binds_every_field(host: Host) -> None:
+@pytest.mark.conformance("P2-RIR-02")
+async def test_record_binds_every_field(host: Host) -> None:
   authority = Authority()
   seen: dict[str, Any] = {}
 
@@ -782,7 +796,8 @@ async def test_p2_rir_02_record_binds_every_field(host: Host) -> None:
   } | {"version"}
 
 
-async def test_p2_rir_09_crash_after_append_then_cold_affordance_works(
+@pytest.mark.conformance("P2-RIR-09")
+async def test_crash_after_append_then_cold_affordance_works(
     host: Host,
 ) -> None:
   points: list[str] = []
@@ -818,7 +833,8 @@ async def test_p2_rir_09_crash_after_append_then_cold_affordance_works(
   _assert_refresh(affordance, call)
 
 
-async def test_p2_rir_13_swapped_record_gives_placeholder(host: Host) -> None:
+@pytest.mark.conformance("P2-RIR-13")
+async def test_swapped_record_gives_placeholder(host: Host) -> None:
   victim, donor = await host.first_life(
       (names.MUTABLE_VIEW, {"label": "victim"}),
       (names.MUTABLE_VIEW, {"label": "donor"}),
@@ -846,7 +862,8 @@ async def test_p2_rir_13_swapped_record_gives_placeholder(host: Host) -> None:
   _assert_refresh(untouched, donor)
 
 
-async def test_p2_rir_14_classification_source_lost_gives_placeholder(
+@pytest.mark.conformance("P2-RIR-14")
+async def test_classification_source_lost_gives_placeholder(
     host: Host,
 ) -> None:
   (call,) = await host.first_life((names.MUTABLE_VIEW, LABEL))
@@ -877,7 +894,8 @@ async def test_p2_rir_14_classification_source_lost_gives_placeholder(
   _assert_placeholder(disagreed, "classification_changed", names.MUTABLE_VIEW)
 
 
-async def test_p2_rir_15_corrupt_or_lost_record_gives_placeholder_only(
+@pytest.mark.conformance("P2-RIR-15")
+async def test_corrupt_or_lost_record_gives_placeholder_only(
     host: Host,
 ) -> None:
   flipped, deleted, unparsable, missing, intact = await host.first_life(

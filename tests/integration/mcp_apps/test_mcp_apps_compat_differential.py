@@ -73,6 +73,7 @@ def _responses(output: dict[str, Any]) -> list[list[dict[str, Any]]]:
 # --------------------------------------------------------------------------
 
 
+@pytest.mark.conformance("P1-PROJ-12")
 @pytest.mark.parametrize(
     ("scenario", "names"),
     [
@@ -81,7 +82,7 @@ def _responses(output: dict[str, Any]) -> list[list[dict[str, Any]]]:
         ("plain_parallel", ["lookup", "total"]),
     ],
 )
-def test_p1_proj_12_non_ui_function_responses_are_byte_identical(
+def test_non_ui_function_responses_are_byte_identical(
     outputs: dict[str, differential.Outputs], scenario: str, names: list[str]
 ) -> None:
   """P1-PROJ-12: non-UI results, alone or in an all-non-UI batch."""
@@ -105,7 +106,8 @@ def test_p1_proj_12_non_ui_function_responses_are_byte_identical(
     assert lookup["structuredContent"]["plainStructuredMarker"] == [1, 2.5]
 
 
-def test_p1_proj_12_catalog_of_a_server_without_ui_meta_is_identical(
+@pytest.mark.conformance("P1-PROJ-12")
+def test_catalog_of_a_server_without_ui_meta_is_identical(
     outputs: dict[str, differential.Outputs],
 ) -> None:
   """P1-PROJ-12: the model catalog of a server with no `_meta.ui`."""
@@ -117,7 +119,8 @@ def test_p1_proj_12_catalog_of_a_server_without_ui_meta_is_identical(
   assert [d["name"] for d in declarations] == ["lookup", "total"]
 
 
-def test_p1_proj_12_llm_requests_without_ui_tools_are_identical(
+@pytest.mark.conformance("P1-PROJ-12")
+def test_llm_requests_without_ui_tools_are_identical(
     outputs: dict[str, differential.Outputs],
 ) -> None:
   """P1-PROJ-12: every LLM request of a run with no UI tool."""
@@ -181,6 +184,7 @@ def test_harness_attributes_hidden_app_only_tools_to_visibility(
   assert {"ui_result", "whoami", "progress_then_result"} <= patched
 
 
+@pytest.mark.conformance("P1-PROJ-12")
 def test_harness_rejects_differences_no_declared_change_explains(
     outputs: dict[str, differential.Outputs],
 ) -> None:

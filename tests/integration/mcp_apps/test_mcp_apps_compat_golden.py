@@ -50,7 +50,8 @@ def golden() -> differential.Outputs:
   return differential.run_scenarios([COMP_04])[COMP_04]
 
 
-def test_p2_comp_04_profile_less_golden_run_differs_only_as_declared(
+@pytest.mark.conformance("P2-COMP-04")
+def test_profile_less_golden_run_differs_only_as_declared(
     golden: differential.Outputs,
 ) -> None:
   """P2-COMP-04: no profile bound, only the declared projection differs.
@@ -97,7 +98,8 @@ def test_p2_comp_04_profile_less_golden_run_differs_only_as_declared(
   }
 
 
-def test_p2_comp_04_no_sealed_result_refs_in_profile_less_events(
+@pytest.mark.conformance("P2-COMP-04")
+def test_no_sealed_result_refs_in_profile_less_events(
     golden: differential.Outputs,
 ) -> None:
   """P2-COMP-04: the new optional Event field never serializes when unset.

@@ -530,8 +530,9 @@ ALL_TRANSPORTS = ["stdio", "legacy-http", "sse", "modern-http"]
 # --- P2-AFF-01 .. P2-AFF-05: which connection class a call runs on ----------
 
 
+@pytest.mark.conformance("P2-AFF-01")
 @pytest.mark.parametrize("endpoint", ALL_TRANSPORTS, indirect=True)
-async def test_p2_aff_01_model_ui_call_runs_on_an_app_safe_connection(
+async def test_model_ui_call_runs_on_an_app_safe_connection(
     endpoint: Endpoint,
 ) -> None:
   """P2-AFF-01: a model-originated UI call runs on an app-safe connection.
@@ -644,11 +645,12 @@ def _undeclared(kind: str) -> str:
   return rf"did not declare the (form )?{kind} capability"
 
 
+@pytest.mark.conformance("P2-AFF-02", "P2-AFF-03", "P2-AFF-04")
 @pytest.mark.parametrize("logged_endpoint", MRTR_TRANSPORTS, indirect=True)
 @pytest.mark.parametrize(
     "kind", list(ROUND_CASES), ids=[f"{c}-{k}" for k, c in ROUND_CASES.items()]
 )
-async def test_p2_aff_02_03_04_model_ui_single_round_call_fails_closed(
+async def test_model_ui_single_round_call_fails_closed(
     logged_endpoint: LoggedEndpoint, kind: str, sdk_defaults: list[str]
 ) -> None:
   """P2-AFF-02 (sampling), P2-AFF-03 (elicitation), P2-AFF-04 (roots).
@@ -701,8 +703,9 @@ async def test_p2_aff_02_03_04_model_ui_single_round_call_fails_closed(
   assert sdk_defaults == []
 
 
+@pytest.mark.conformance("P2-AFF-05")
 @pytest.mark.parametrize("logged_endpoint", MRTR_TRANSPORTS, indirect=True)
-async def test_p2_aff_05_non_ui_model_calls_keep_their_callbacks(
+async def test_non_ui_model_calls_keep_their_callbacks(
     logged_endpoint: LoggedEndpoint, sdk_defaults: list[str]
 ) -> None:
   """P2-AFF-05: non-UI model calls keep the callbacked connection.
@@ -787,6 +790,7 @@ async def test_p2_aff_05_non_ui_model_calls_keep_their_callbacks(
 # --- P2-AFF-06, -07, -16: a View's follow-up stays on its connection -------
 
 
+@pytest.mark.conformance("P2-AFF-06", "P2-AFF-07")
 @pytest.mark.parametrize(
     ("endpoint", "foreign"),
     [
@@ -797,7 +801,7 @@ async def test_p2_aff_05_non_ui_model_calls_keep_their_callbacks(
     ids=["P2-AFF-06-stdio", "P2-AFF-07-legacy-http", "P2-AFF-07-sse"],
     indirect=["endpoint"],
 )
-async def test_p2_aff_06_07_nonce_followup_succeeds_only_on_its_connection(
+async def test_nonce_followup_succeeds_only_on_its_connection(
     endpoint: Endpoint, foreign: str, mcp_apps: Any
 ) -> None:
   """P2-AFF-06 (stdio per-process nonce), P2-AFF-07 (legacy stateful HTTP).
@@ -835,8 +839,9 @@ async def test_p2_aff_06_07_nonce_followup_succeeds_only_on_its_connection(
   assert mcp_apps.child_pids() == before
 
 
+@pytest.mark.conformance("P2-AFF-16")
 @pytest.mark.parametrize("endpoint", ["stdio", "legacy-http"], indirect=True)
-async def test_p2_aff_16_concurrent_app_calls_never_cross_connections(
+async def test_concurrent_app_calls_never_cross_connections(
     endpoint: Endpoint,
 ) -> None:
   """P2-AFF-16 (repro): an app call never lands on another View's connection.
@@ -880,6 +885,7 @@ def _restart_on_same_port(mcp_apps: Any, server: Any, stack: Any) -> None:
   )
 
 
+@pytest.mark.conformance("P2-AFF-08")
 @pytest.mark.parametrize(
     ("transport", "reason"),
     [
@@ -888,7 +894,7 @@ def _restart_on_same_port(mcp_apps: Any, server: Any, stack: Any) -> None:
     ],
     ids=["stdio", "legacy-http"],
 )
-async def test_p2_aff_08_dead_legacy_connection_fails_its_view_typed(
+async def test_dead_legacy_connection_fails_its_view_typed(
     transport: str,
     reason: InvalidationReason,
     mcp_apps: Any,
@@ -945,7 +951,8 @@ async def _assert_view_dead(
     assert info.value.reason is reason
 
 
-async def test_p2_aff_12_13_reconnect_invalidates_and_refresh_rebinds(
+@pytest.mark.conformance("P2-AFF-12", "P2-AFF-13")
+async def test_reconnect_invalidates_and_refresh_rebinds(
     mcp_apps: Any, control: Control
 ) -> None:
   """P2-AFF-12 (reconnect), P2-AFF-13 (no silent move), over stdio.
@@ -985,8 +992,9 @@ async def test_p2_aff_12_13_reconnect_invalidates_and_refresh_rebinds(
   assert mcp_apps.child_pids() == before
 
 
+@pytest.mark.conformance("P1-ACAT-05", "P2-AFF-11", "P2-AFF-13")
 @pytest.mark.parametrize("endpoint", ["stdio", "legacy-http"], indirect=True)
-async def test_p2_aff_11_13_p1_acat_05_evicted_view_fails_typed(
+async def test_evicted_view_fails_typed(
     endpoint: Endpoint, mcp_apps: Any
 ) -> None:
   """P2-AFF-11, P2-AFF-13, P1-ACAT-05: eviction, refresh, no resurrection.
@@ -1035,7 +1043,8 @@ async def test_p2_aff_11_13_p1_acat_05_evicted_view_fails_typed(
 # --- P2-AFF-09, -10: the modern era's logical binding ------------------------
 
 
-async def test_p2_aff_09_10_modern_round_robin_explicit_handles(
+@pytest.mark.conformance("P2-AFF-09", "P2-AFF-10")
+async def test_modern_round_robin_explicit_handles(
     start_server: Any, start_proxy: Any, monkeypatch: Any
 ) -> None:
   """P2-AFF-09, P2-AFF-10: ratification-gated reading 7(f).
@@ -1085,8 +1094,9 @@ async def test_p2_aff_09_10_modern_round_robin_explicit_handles(
 # --- P2-AFF-14: two configured connections to one server ---------------------
 
 
+@pytest.mark.conformance("P2-AFF-14")
 @pytest.mark.parametrize("endpoint", ["stdio", "legacy-http"], indirect=True)
-async def test_p2_aff_14_two_toolsets_to_one_server_keep_their_connections(
+async def test_two_toolsets_to_one_server_keep_their_connections(
     endpoint: Endpoint, mcp_apps: Any
 ) -> None:
   """P2-AFF-14: two toolset ids, one server, two connections.
@@ -1132,7 +1142,8 @@ async def test_p2_aff_14_two_toolsets_to_one_server_keep_their_connections(
   assert mcp_apps.child_pids() == before
 
 
-async def test_p2_aff_14_other_server_id_is_denied_cross_server(
+@pytest.mark.conformance("P2-AFF-14")
+async def test_other_server_id_is_denied_cross_server(
     start_server: Any, tmp_path: Path
 ) -> None:
   """P2-AFF-14: a call routed through the other toolset's server is denied.
@@ -1168,7 +1179,8 @@ async def test_p2_aff_14_other_server_id_is_denied_cross_server(
       assert _verdict(await view.followup())["verdict"] == "ok"
 
 
-async def test_p1_acat_06_view_call_to_another_configured_server_is_denied(
+@pytest.mark.conformance("P1-ACAT-06")
+async def test_view_call_to_another_configured_server_is_denied(
     start_server: Any, tmp_path: Path
 ) -> None:
   """P1-ACAT-06 with configured server ids: a View's call naming another
@@ -1257,7 +1269,8 @@ def _on(entries: list[dict[str, Any]], connection: str) -> list[Any]:
   ]
 
 
-async def test_p2_aff_15_p1_disc_02_view_operations_run_on_the_bound_generation(
+@pytest.mark.conformance("P1-DISC-02", "P2-AFF-15")
+async def test_view_operations_run_on_the_bound_generation(
     mcp_apps: Any, control: Control
 ) -> None:
   """P2-AFF-15, P1-DISC-02 over stdio: as recorded per request by the server.
@@ -1287,7 +1300,8 @@ async def test_p2_aff_15_p1_disc_02_view_operations_run_on_the_bound_generation(
   assert len(logs) == 2  # The callbacked connection and the generation.
 
 
-async def test_p2_aff_15_p1_disc_02_legacy_http_by_connection_id(
+@pytest.mark.conformance("P1-DISC-02", "P2-AFF-15")
+async def test_legacy_http_by_connection_id(
     start_server: Any, tmp_path: Path
 ) -> None:
   """P2-AFF-15, P1-DISC-02 over legacy stateful HTTP, by connection id.
@@ -1332,7 +1346,8 @@ async def test_p2_aff_15_p1_disc_02_legacy_http_by_connection_id(
 # --- P2-AFF-17: the dashboard sample's full path -----------------------------
 
 
-async def test_p2_aff_17_dashboard_sample_path_runs_on_one_generation(
+@pytest.mark.conformance("P2-AFF-17")
+async def test_dashboard_sample_path_runs_on_one_generation(
     tmp_path: Path, mcp_apps: Any, monkeypatch: Any
 ) -> None:
   """P2-AFF-17: the #396 path with the dashboard sample, one generation.
@@ -1428,7 +1443,8 @@ async def test_p2_aff_17_dashboard_sample_path_runs_on_one_generation(
 # --- P2-RTRY: the initial UI call is never retried ---------------------------
 
 
-async def test_p2_rtry_01_02_03_lost_response_surfaces_and_is_not_retried(
+@pytest.mark.conformance("P2-RTRY-01", "P2-RTRY-02", "P2-RTRY-03")
+async def test_lost_response_surfaces_and_is_not_retried(
     mcp_apps: Any, control: Control
 ) -> None:
   """P2-RTRY-01, P2-RTRY-02, P2-RTRY-03: a lost initial-call response.
@@ -1533,7 +1549,8 @@ class PoolFault:
     }
 
 
-async def test_p2_rtry_01_failed_session_for_ui_call_is_not_retried(
+@pytest.mark.conformance("P2-RTRY-01")
+async def test_failed_session_for_ui_call_is_not_retried(
     mcp_apps: Any, control: Control
 ) -> None:
   """P2-RTRY-01: session creation for an initial UI call is tried once.
@@ -1568,7 +1585,8 @@ async def test_p2_rtry_01_failed_session_for_ui_call_is_not_retried(
   assert mcp_apps.child_pids() == before
 
 
-async def test_p2_rtry_04_non_ui_session_creation_is_retried_once(
+@pytest.mark.conformance("P2-RTRY-04")
+async def test_non_ui_session_creation_is_retried_once(
     mcp_apps: Any, control: Control
 ) -> None:
   """P2-RTRY-04: non-UI model calls keep the pin's once-retry.

@@ -68,7 +68,8 @@ def _text(item: Any) -> str:
   return getattr(item, "text", None) or ""
 
 
-async def test_p1_drd_01_unlisted_ui_resource_is_read_by_uri(
+@pytest.mark.conformance("P1-DRD-01")
+async def test_unlisted_ui_resource_is_read_by_uri(
     toolset: McpToolset,
 ) -> None:
   """P1-DRD-01: an unlisted `ui://` resource is read directly by its URI."""
@@ -93,7 +94,8 @@ async def test_p1_drd_01_unlisted_ui_resource_is_read_by_uri(
       await toolset.read_resource(candidate)
 
 
-async def test_p1_drd_02_multi_content_read_keeps_every_item(
+@pytest.mark.conformance("P1-DRD-02")
+async def test_multi_content_read_keeps_every_item(
     toolset: McpToolset,
 ) -> None:
   """P1-DRD-02: the whole `contents` array, each item with its own `uri`."""

@@ -140,8 +140,9 @@ async def _model_catalog_fails(toolset: Any) -> BaseException:
   return cause
 
 
+@pytest.mark.conformance("P1-DISC-01")
 @pytest.mark.parametrize("transport", ["stdio", "legacy-http"])
-async def test_p1_disc_01_admission_lists_afresh_past_ttl_cache(
+async def test_admission_lists_afresh_past_ttl_cache(
     observed: Any, transport: str
 ) -> None:
   """P1-DISC-01: a tool gone from the fresh listing is denied, cache or not."""
@@ -177,7 +178,8 @@ async def test_p1_disc_01_admission_lists_afresh_past_ttl_cache(
   assert [r for r in requests if r["method"] == "tools/call"] == []
 
 
-async def test_p1_disc_03_page_bound_denies_admission(observed: Any) -> None:
+@pytest.mark.conformance("P1-DISC-03")
+async def test_page_bound_denies_admission(observed: Any) -> None:
   """P1-DISC-03: a listing over the page-count bound denies admission."""
   endpoint = observed(PAGED)
   bounds = ToolListingBounds(max_pages=3)
@@ -204,7 +206,8 @@ async def test_p1_disc_03_page_bound_denies_admission(observed: Any) -> None:
   assert f"{names.GENERATED_PREFIX}0019" in everything
 
 
-async def test_p1_disc_04_item_bound_denies_admission(observed: Any) -> None:
+@pytest.mark.conformance("P1-DISC-04")
+async def test_item_bound_denies_admission(observed: Any) -> None:
   """P1-DISC-04: a listing over the item-count bound denies admission."""
   endpoint = observed(dict(PAGED, oversized_page=1, oversized_page_items=40))
   bounds = ToolListingBounds(max_items=30)
@@ -226,7 +229,8 @@ async def test_p1_disc_04_item_bound_denies_admission(observed: Any) -> None:
   assert model_cause.bound == "items"
 
 
-async def test_p1_disc_05_byte_bound_denies_admission(observed: Any) -> None:
+@pytest.mark.conformance("P1-DISC-05")
+async def test_byte_bound_denies_admission(observed: Any) -> None:
   """P1-DISC-05: a listing over the byte bound denies admission."""
   endpoint = observed(
       dict(PAGED, oversized_page=1, oversized_page_bytes=200_000)
@@ -249,7 +253,8 @@ async def test_p1_disc_05_byte_bound_denies_admission(observed: Any) -> None:
   assert model_cause.bound == "bytes"
 
 
-async def test_p1_disc_06_time_bound_denies_admission(observed: Any) -> None:
+@pytest.mark.conformance("P1-DISC-06")
+async def test_time_bound_denies_admission(observed: Any) -> None:
   """P1-DISC-06: a listing over the time bound denies admission."""
   slow_ms = 1_000
   endpoint = observed(dict(PAGED, slow_page=1, slow_page_ms=slow_ms))
@@ -274,7 +279,8 @@ async def test_p1_disc_06_time_bound_denies_admission(observed: Any) -> None:
   assert [r["cursor"] is None for r in requests] == [True, False]
 
 
-async def test_p1_disc_07_repeated_cursor_denies_without_looping(
+@pytest.mark.conformance("P1-DISC-07")
+async def test_repeated_cursor_denies_without_looping(
     observed: Any,
 ) -> None:
   """P1-DISC-07: a repeated `nextCursor` is detected; the listing stops."""
@@ -297,6 +303,7 @@ async def test_p1_disc_07_repeated_cursor_denies_without_looping(
   assert cursors[0] is None and cursors[1] != cursors[2]
 
 
+@pytest.mark.conformance("P1-DISC-08")
 @pytest.mark.parametrize(
     ("switches", "bounds", "expected"),
     [
@@ -310,7 +317,7 @@ async def test_p1_disc_07_repeated_cursor_denies_without_looping(
     ],
     ids=["items", "repeated-cursor", "failing-page"],
 )
-async def test_p1_disc_08_partial_catalog_is_never_consulted(
+async def test_partial_catalog_is_never_consulted(
     observed: Any,
     mcp_apps: Any,
     switches: dict[str, Any],
@@ -338,7 +345,8 @@ async def test_p1_disc_08_partial_catalog_is_never_consulted(
   assert [r["method"] for r in requests] == ["tools/list"] * 3
 
 
-async def test_p1_disc_09_failing_page_denies_admission(observed: Any) -> None:
+@pytest.mark.conformance("P1-DISC-09")
+async def test_failing_page_denies_admission(observed: Any) -> None:
   """P1-DISC-09: a JSON-RPC error on a later page denies admission."""
   endpoint = observed(dict(PAGED, failing_page=1, failing_page_code=-32050))
   toolset = endpoint.toolset()
@@ -357,8 +365,9 @@ async def test_p1_disc_09_failing_page_denies_admission(observed: Any) -> None:
   assert [r["method"] for r in requests] == ["tools/list"] * 2
 
 
+@pytest.mark.conformance("P1-DISC-09")
 @pytest.mark.parametrize("transport", ["stdio", "legacy-http"])
-async def test_p1_disc_09_killed_server_denies_admission(
+async def test_killed_server_denies_admission(
     observed: Any, transport: str
 ) -> None:
   """P1-DISC-09: a transport failure (the server was killed) denies admission."""

@@ -374,8 +374,9 @@ async def _assert_every_barrier_stale(
 # --- P2-PROF-13 .. 16: a fingerprint change ----------------------------------
 
 
+@pytest.mark.conformance("P2-PROF-13")
 @pytest.mark.parametrize("change", sorted(FINGERPRINT_CHANGES))
-async def test_p2_prof_13_fingerprint_change_constructs_a_new_client(
+async def test_fingerprint_change_constructs_a_new_client(
     change: str, spec_factory: SpecFactory
 ) -> None:
   """P2-PROF-13: no pre-change client, manager or session is reused.
@@ -427,8 +428,9 @@ async def test_p2_prof_13_fingerprint_change_constructs_a_new_client(
       assert verdict["verdict"] == "connection-closed", verdict
 
 
+@pytest.mark.conformance("P2-PROF-14")
 @pytest.mark.parametrize("change", sorted(FINGERPRINT_CHANGES))
-async def test_p2_prof_14_pooled_sessions_are_never_shared(
+async def test_pooled_sessions_are_never_shared(
     change: str, spec_factory: SpecFactory
 ) -> None:
   """P2-PROF-14 (sessions): the new pool holds none of the old sessions.
@@ -454,8 +456,9 @@ async def test_p2_prof_14_pooled_sessions_are_never_shared(
     assert _pooled_sessions(reg, old) == {}  # Closed at step 3.
 
 
+@pytest.mark.conformance("P2-PROF-14")
 @pytest.mark.parametrize("change", sorted(FINGERPRINT_CHANGES))
-async def test_p2_prof_14_fingerprint_change_yields_new_pool_keys(
+async def test_fingerprint_change_yields_new_pool_keys(
     change: str, spec_factory: SpecFactory
 ) -> None:
   """P2-PROF-14 (keys): no pool key of the old binding recurs in the new one.
@@ -480,8 +483,9 @@ async def test_p2_prof_14_fingerprint_change_yields_new_pool_keys(
     assert not {key.binding_scope for key in new_keys} & old_scopes
 
 
+@pytest.mark.conformance("P2-PROF-15")
 @pytest.mark.parametrize("change", sorted(FINGERPRINT_CHANGES))
-async def test_p2_prof_15_fingerprint_change_forces_fresh_discovery(
+async def test_fingerprint_change_forces_fresh_discovery(
     change: str, spec_factory: SpecFactory, request_log: RequestLog
 ) -> None:
   """P2-PROF-15: both classes list afresh after the change, within the TTL.
@@ -522,8 +526,9 @@ async def test_p2_prof_15_fingerprint_change_forces_fresh_discovery(
     assert {id(_gate_of(t)) for t in fresh} == {id(new_gate)}
 
 
+@pytest.mark.conformance("P2-PROF-16")
 @pytest.mark.parametrize("change", sorted(FINGERPRINT_CHANGES))
-async def test_p2_prof_16_no_cached_listing_is_served_across_fingerprints(
+async def test_no_cached_listing_is_served_across_fingerprints(
     change: str, http_server: Any, request_log: RequestLog
 ) -> None:
   """P2-PROF-16 (served listing): a stale cached catalog does not survive.
@@ -557,8 +562,9 @@ async def test_p2_prof_16_no_cached_listing_is_served_across_fingerprints(
     assert fresh == cached - removed
 
 
+@pytest.mark.conformance("P2-PROF-16")
 @pytest.mark.parametrize("change", sorted(FINGERPRINT_CHANGES))
-async def test_p2_prof_16_fingerprint_change_changes_the_cache_key(
+async def test_fingerprint_change_changes_the_cache_key(
     change: str, spec_factory: SpecFactory, request_log: RequestLog
 ) -> None:
   """P2-PROF-16 (key): no listing is cached under a key the change keeps.
@@ -629,8 +635,9 @@ RECONNECTS = {
 }
 
 
+@pytest.mark.conformance("P2-PROF-17")
 @pytest.mark.parametrize("reconnect", sorted(RECONNECTS))
-async def test_p2_prof_17_reconnect_leaves_binding_revision_unchanged(
+async def test_reconnect_leaves_binding_revision_unchanged(
     reconnect: str, spec_factory: SpecFactory
 ) -> None:
   """P2-PROF-17: a new connection generation; the revision still verifies."""
@@ -668,7 +675,8 @@ def _kill_and_await_exit(pid: int) -> None:
     os.close(pidfd)
 
 
-async def test_p2_prof_17_server_process_killed_then_reconnected(
+@pytest.mark.conformance("P2-PROF-17")
+async def test_server_process_killed_then_reconnected(
     mcp_apps: Any, request_log: RequestLog
 ) -> None:
   """P2-PROF-17 (stdio): the server process dies; the toolset reconnects."""
@@ -691,7 +699,8 @@ async def test_p2_prof_17_server_process_killed_then_reconnected(
   assert mcp_apps.child_pids() == before_pids
 
 
-async def test_p2_prof_18_provider_replacement_keeps_binding_revision(
+@pytest.mark.conformance("P2-PROF-18")
+async def test_provider_replacement_keeps_binding_revision(
     spec_factory: SpecFactory,
 ) -> None:
   """P2-PROF-18: new providers, same subset: same revision, new generation."""
@@ -729,7 +738,8 @@ async def test_p2_prof_18_provider_replacement_keeps_binding_revision(
 # --- P2-PROF-20 / 21: stale generations rejected, revision equal -------------
 
 
-async def test_p2_prof_20_stale_lease_rejected_at_every_barrier(
+@pytest.mark.conformance("P2-PROF-20")
+async def test_stale_lease_rejected_at_every_barrier(
     http_server: Any, request_log: RequestLog
 ) -> None:
   """P2-PROF-20: a token of the previous generation reaches nothing.
@@ -768,7 +778,8 @@ async def test_p2_prof_20_stale_lease_rejected_at_every_barrier(
     assert new.state is S.PROFILE_BOUND and new.close_count == 0
 
 
-async def test_p2_prof_20_superseded_generation_issues_no_new_lease(
+@pytest.mark.conformance("P2-PROF-20")
+async def test_superseded_generation_issues_no_new_lease(
     http_server: Any,
 ) -> None:
   """P2-PROF-20 (ledger barrier): no lease is issued on a superseded epoch."""
@@ -810,7 +821,8 @@ async def _turn(tools: list[Any]) -> None:
     await runner.close()
 
 
-async def test_p2_prof_21_stale_catalog_is_never_served_or_dispatched(
+@pytest.mark.conformance("P2-PROF-21")
+async def test_stale_catalog_is_never_served_or_dispatched(
     http_server: Any, request_log: RequestLog
 ) -> None:
   """P2-PROF-21: the catalog listed under the previous generation.

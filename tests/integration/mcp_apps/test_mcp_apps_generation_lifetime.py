@@ -313,7 +313,8 @@ class Parked:
 # --- P2-AFF-18 ---------------------------------------------------------------
 
 
-async def test_p2_aff_18_referenced_generations_are_never_evicted(
+@pytest.mark.conformance("P2-AFF-18")
+async def test_referenced_generations_are_never_evicted(
     mcp_apps: Any, clock: Clock
 ) -> None:
   """P2-AFF-18: reservations, Views and in-flight operations pin.
@@ -379,7 +380,8 @@ async def test_p2_aff_18_referenced_generations_are_never_evicted(
   assert mcp_apps.child_pids() == before
 
 
-async def test_p2_aff_18_lease_epoch_close_keeps_held_generations(
+@pytest.mark.conformance("P2-AFF-18")
+async def test_lease_epoch_close_keeps_held_generations(
     mcp_apps: Any,
 ) -> None:
   """P2-AFF-18: the last Runner lease release closes the lease epoch's
@@ -410,7 +412,8 @@ async def test_p2_aff_18_lease_epoch_close_keeps_held_generations(
 # --- P2-AFF-19 ---------------------------------------------------------------
 
 
-async def test_p2_aff_19_one_views_teardown_leaves_its_sibling_working(
+@pytest.mark.conformance("P2-AFF-19")
+async def test_one_views_teardown_leaves_its_sibling_working(
     mcp_apps: Any, clock: Clock
 ) -> None:
   """P2-AFF-19: two Views on one generation; tearing one down releases only
@@ -465,8 +468,9 @@ async def _sync(check: Any) -> None:
   check()
 
 
+@pytest.mark.conformance("P2-AFF-19")
 @pytest.mark.parametrize("operation", sorted(RELEASED_HOLD_OPERATIONS))
-async def test_p2_aff_19_a_released_hold_refuses_every_operation(
+async def test_a_released_hold_refuses_every_operation(
     mcp_apps: Any, clock: Clock, operation: str
 ) -> None:
   """P2-AFF-19: a torn-down View's released hold refuses each operation with
@@ -493,7 +497,8 @@ async def test_p2_aff_19_a_released_hold_refuses_every_operation(
 # --- P2-AFF-20 ---------------------------------------------------------------
 
 
-async def test_p2_aff_20_last_release_makes_the_generation_evictable(
+@pytest.mark.conformance("P2-AFF-20")
+async def test_last_release_makes_the_generation_evictable(
     mcp_apps: Any, clock: Clock
 ) -> None:
   """P2-AFF-20: after the last View's release the idle policy evicts the
@@ -541,7 +546,8 @@ async def test_p2_aff_20_last_release_makes_the_generation_evictable(
 # --- P2-AFF-21 ---------------------------------------------------------------
 
 
-async def test_p2_aff_21_max_lifetime_invalidates_every_dependent_view(
+@pytest.mark.conformance("P2-AFF-21")
+async def test_max_lifetime_invalidates_every_dependent_view(
     mcp_apps: Any, clock: Clock
 ) -> None:
   """P2-AFF-21: at the profile's maximum lifetime the generation and every
@@ -582,7 +588,8 @@ async def test_p2_aff_21_max_lifetime_invalidates_every_dependent_view(
 # --- P2-AFF-22 ---------------------------------------------------------------
 
 
-async def test_p2_aff_22_credential_expiry_invalidates_every_dependent_view(
+@pytest.mark.conformance("P2-AFF-22")
+async def test_credential_expiry_invalidates_every_dependent_view(
     legacy_http_server: Any, clock: Clock
 ) -> None:
   """P2-AFF-22: when the profile's credential-expiry policy fires, the
@@ -628,7 +635,8 @@ async def test_p2_aff_22_credential_expiry_invalidates_every_dependent_view(
 # --- P2-AFF-23 ---------------------------------------------------------------
 
 
-async def test_p2_aff_23_readiness_revocation_invalidates_every_view(
+@pytest.mark.conformance("P2-AFF-23")
+async def test_readiness_revocation_invalidates_every_view(
     mcp_apps: Any, clock: Clock
 ) -> None:
   """P2-AFF-23: `revoke()` invalidates READINESS_REVOKED every View (and
@@ -671,7 +679,8 @@ async def test_p2_aff_23_readiness_revocation_invalidates_every_view(
 # --- P2-AFF-24 ---------------------------------------------------------------
 
 
-async def test_p2_aff_24_credential_rotation_invalidates_every_view(
+@pytest.mark.conformance("P2-AFF-24")
+async def test_credential_rotation_invalidates_every_view(
     legacy_http_server: Any,
 ) -> None:
   """P2-AFF-24: the same principal and Session calling with new credentials
@@ -732,8 +741,9 @@ def _transport(
   return _http_spec(server.url), stop
 
 
+@pytest.mark.conformance("P2-AFF-25")
 @pytest.mark.parametrize("kind", ["stdio", "legacy_http"])
-async def test_p2_aff_25_transport_failure_invalidates_every_view(
+async def test_transport_failure_invalidates_every_view(
     kind: str, mcp_apps: Any, start_server: Any
 ) -> None:
   """P2-AFF-25: the generation's process or server dies: every View on it
@@ -776,8 +786,9 @@ async def test_p2_aff_25_transport_failure_invalidates_every_view(
       assert stale["verdict"] == "unknown-nonce"
 
 
+@pytest.mark.conformance("P2-AFF-25")
 @pytest.mark.parametrize("kind", ["stdio", "legacy_http"])
-async def test_p2_aff_25_first_call_after_transport_failure_fails_typed(
+async def test_first_call_after_transport_failure_fails_typed(
     kind: str, mcp_apps: Any, start_server: Any
 ) -> None:
   """P2-AFF-25: the first View call after the transport died fails with

@@ -319,7 +319,8 @@ def _assert_gated(
   ]
 
 
-def test_p2_adv_07_full_v1_host_capabilities_turn_on_all_four_features(
+@pytest.mark.conformance('P2-ADV-07')
+def test_full_v1_host_capabilities_turn_on_all_four_features(
     devtools_url: str, base_url: str
 ) -> None:
   wire, outcome = _run_view(devtools_url, base_url, HostCapabilities())
@@ -341,6 +342,7 @@ def test_p2_adv_07_full_v1_host_capabilities_turn_on_all_four_features(
   )
 
 
+@pytest.mark.conformance('P2-ADV-07')
 @pytest.mark.parametrize(
     ('capabilities', 'enabled', 'modalities'),
     [
@@ -373,6 +375,7 @@ def test_narrowed_host_capabilities_turn_off_exactly_what_they_drop(
   _assert_gated(wire, outcome, enabled=enabled, modalities=modalities)
 
 
+@pytest.mark.conformance('P2-ADV-07')
 def test_empty_host_capabilities_turn_on_no_feature(
     devtools_url: str, base_url: str
 ) -> None:

@@ -138,7 +138,8 @@ def assert_fails_closed(
 # -- P2-KEY-01 ----------------------------------------------------------------
 
 
-async def test_key01_revision_envelope_names_key_and_version(
+@pytest.mark.conformance('P2-KEY-01')
+async def test_revision_envelope_names_key_and_version(
     make_provider: ProviderFactory, clock: FakeClock
 ) -> None:
   provider = make_provider()
@@ -163,7 +164,8 @@ async def test_key01_revision_envelope_names_key_and_version(
   assert check_readiness(profile, allow_dev_providers=True).bindable
 
 
-async def test_key01_unloaded_provider_fails_closed(
+@pytest.mark.conformance('P2-KEY-01')
+async def test_unloaded_provider_fails_closed(
     make_provider: ProviderFactory,
 ) -> None:
   provider = make_provider()
@@ -181,7 +183,8 @@ async def test_key01_unloaded_provider_fails_closed(
 # -- P2-KEY-02 ----------------------------------------------------------------
 
 
-async def test_key02_same_key_restart_verifies(
+@pytest.mark.conformance('P2-KEY-02')
+async def test_same_key_restart_verifies(
     make_provider: ProviderFactory,
 ) -> None:
   before = make_provider()
@@ -198,7 +201,8 @@ async def test_key02_same_key_restart_verifies(
   assert binding_revision(profile_for(after)) == revision
 
 
-async def test_key02_postgres_crash_restart_verifies(
+@pytest.mark.conformance('P2-KEY-02')
+async def test_postgres_crash_restart_verifies(
     private_pg_server: PostgresServer, clock: FakeClock
 ) -> None:
   url = private_pg_server.create_database()
@@ -224,7 +228,8 @@ async def test_key02_postgres_crash_restart_verifies(
 # -- P2-KEY-03 ----------------------------------------------------------------
 
 
-async def test_key03_restart_with_key_missing_fails_closed(
+@pytest.mark.conformance('P2-KEY-03')
+async def test_restart_with_key_missing_fails_closed(
     make_provider: ProviderFactory,
 ) -> None:
   before = make_provider()
@@ -252,7 +257,8 @@ async def test_key03_restart_with_key_missing_fails_closed(
 # -- P2-KEY-04 ----------------------------------------------------------------
 
 
-async def test_key04_rotation_window_old_verifies_new_signs(
+@pytest.mark.conformance('P2-KEY-04')
+async def test_rotation_window_old_verifies_new_signs(
     make_provider: ProviderFactory, clock: FakeClock
 ) -> None:
   provider = make_provider()
@@ -287,7 +293,8 @@ async def test_key04_rotation_window_old_verifies_new_signs(
 # -- P2-KEY-05 ----------------------------------------------------------------
 
 
-async def test_key05_window_closed_fails_closed(
+@pytest.mark.conformance('P2-KEY-05')
+async def test_window_closed_fails_closed(
     make_provider: ProviderFactory, clock: FakeClock
 ) -> None:
   provider = make_provider()
@@ -311,7 +318,8 @@ async def test_key05_window_closed_fails_closed(
   assert_fails_closed(profile, old_revision, old_id)
 
 
-async def test_key05_invalidation_fails_closed_at_once(
+@pytest.mark.conformance('P2-KEY-05')
+async def test_invalidation_fails_closed_at_once(
     make_provider: ProviderFactory, clock: FakeClock
 ) -> None:
   provider = make_provider()
@@ -340,7 +348,8 @@ async def test_key05_invalidation_fails_closed_at_once(
   assert_fails_closed(profile_for(restarted), old_revision, old_id)
 
 
-async def test_key05_invalidating_the_active_key(
+@pytest.mark.conformance('P2-KEY-05')
+async def test_invalidating_the_active_key(
     make_provider: ProviderFactory,
 ) -> None:
   provider = make_provider()
@@ -366,7 +375,8 @@ async def test_key05_invalidating_the_active_key(
 # -- P2-KEY-06 ----------------------------------------------------------------
 
 
-async def test_key06_two_workers_verify_each_other(
+@pytest.mark.conformance('P2-KEY-06')
+async def test_two_workers_verify_each_other(
     make_provider: ProviderFactory,
 ) -> None:
   first, second = make_provider(), make_provider()
@@ -389,7 +399,8 @@ async def test_key06_two_workers_verify_each_other(
     assert verify_binding_revision(profile, revision_1)
 
 
-async def test_key06_concurrent_first_creation_makes_one_active_key(
+@pytest.mark.conformance('P2-KEY-06')
+async def test_concurrent_first_creation_makes_one_active_key(
     make_provider: ProviderFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
   first, second = make_provider(), make_provider()
@@ -411,7 +422,8 @@ async def test_key06_concurrent_first_creation_makes_one_active_key(
   assert verify_binding_revision(profile_for(second), revision)
 
 
-async def test_key06_store_refuses_a_second_active_key(
+@pytest.mark.conformance('P2-KEY-06')
+async def test_store_refuses_a_second_active_key(
     make_provider: ProviderFactory, clock: FakeClock
 ) -> None:
   provider = make_provider()
@@ -432,7 +444,8 @@ async def test_key06_store_refuses_a_second_active_key(
       )
 
 
-async def test_key06_concurrent_rotations_leave_one_active_key(
+@pytest.mark.conformance('P2-KEY-06')
+async def test_concurrent_rotations_leave_one_active_key(
     make_provider: ProviderFactory,
 ) -> None:
   first, second = make_provider(), make_provider()

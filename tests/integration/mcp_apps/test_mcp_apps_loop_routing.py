@@ -282,6 +282,7 @@ def _function_responses(events: list[Any]) -> dict[str, Any]:
 # --- P2-LOOP: Runner.run() and the generation's survival ---------------------
 
 
+@pytest.mark.conformance("P2-LOOP-01", "P2-LOOP-02", "P2-LOOP-03", "P2-LOOP-04")
 async def test_sync_run_initial_ui_call_and_generation_survives(
     registry: RegistryEventLoop, wire: Recorder, mcp_apps: Any
 ) -> None:
@@ -365,6 +366,7 @@ async def test_sync_run_initial_ui_call_and_generation_survives(
   assert mcp_apps.child_pids() == baseline
 
 
+@pytest.mark.conformance("P2-LOOP-01", "P2-LOOP-05")
 async def test_app_call_from_a_third_loop(
     registry: RegistryEventLoop, wire: Recorder, mcp_apps: Any
 ) -> None:
@@ -399,6 +401,7 @@ async def test_app_call_from_a_third_loop(
   assert mcp_apps.child_pids() == baseline
 
 
+@pytest.mark.conformance("P2-LOOP-06")
 async def test_generation_survives_explicit_worker_loop_shutdown(
     registry: RegistryEventLoop, wire: Recorder, mcp_apps: Any
 ) -> None:
@@ -493,6 +496,7 @@ async def test_progress_runs_on_the_caller_loop_and_drains_before_result(
     await harness.toolset.close()
 
 
+@pytest.mark.conformance("P2-LOOP-01")
 async def test_registry_close_closes_the_pool(
     wire: Recorder, mcp_apps: Any
 ) -> None:
@@ -513,6 +517,7 @@ async def test_registry_close_closes_the_pool(
   await harness.toolset.close()  # A no-op once the registry has closed.
 
 
+@pytest.mark.conformance("P2-LOOP-01")
 async def test_discard_from_the_caller_applies_on_the_registry_loop(
     registry: RegistryEventLoop, wire: Recorder, mcp_apps: Any
 ) -> None:

@@ -32,12 +32,10 @@ Cases: P1-PROJ-06, -07, -08, -09, -10, -11, -13 of the conformance list.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 import json
 import pathlib
 import sys
 import textwrap
-import time
 from typing import Any
 
 import differential
@@ -56,7 +54,10 @@ from mcp import Client
 from mcp import StdioServerParameters
 import pytest
 
-pytestmark = pytest.mark.integration
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.usefixtures("no_leaked_processes"),
+]
 
 SENTINELS = ds.UI_RESULT_SENTINELS
 PROJECTED_UI_RESULT = {
@@ -74,19 +75,6 @@ LEGACY_UI_RESULT = {
 """`ui_result` as pristine ADK 2.13.0 persists it (the differential harness's
 `ui_result` scenario shows pristine producing exactly this)."""
 LEGACY_CALL_ID = "legacy-call-1"
-
-
-@pytest.fixture(autouse=True)
-def no_leaked_processes(mcp_apps: Any) -> Iterator[None]:
-  """Fails the test if a server it started outlives it."""
-  before = mcp_apps.child_pids()
-  yield
-  deadline = time.monotonic() + 5.0
-  while (leaked := mcp_apps.child_pids() - before) and (
-      time.monotonic() < deadline
-  ):
-    time.sleep(0.05)
-  assert not leaked, f"child processes left behind: {sorted(leaked)}"
 
 
 @pytest.fixture(scope="module")
@@ -195,7 +183,8 @@ def _stored_legacy_response(session: Session) -> dict[str, Any]:
 # --------------------------------------------------------------------------
 
 
-async def test_p1_proj_06_next_turn_request_holds_exactly_the_projection(
+@pytest.mark.conformance("P1-PROJ-06")
+async def test_next_turn_request_holds_exactly_the_projection(
     raw_ui_result: dict[str, Any],
 ) -> None:
   """P1-PROJ-06: the next LLM requests carry exactly the projection."""
@@ -275,7 +264,8 @@ def _assert_summarized_projection_only(
   assert _stored_legacy_response(session) == LEGACY_UI_RESULT
 
 
-async def test_p1_proj_07_sliding_window_compaction_consumes_projection(
+@pytest.mark.conformance("P1-PROJ-07")
+async def test_sliding_window_compaction_consumes_projection(
     raw_ui_result: dict[str, Any],
 ) -> None:
   """P1-PROJ-07: sliding-window compaction sees only the projection."""
@@ -292,7 +282,8 @@ async def test_p1_proj_07_sliding_window_compaction_consumes_projection(
   _assert_summarized_projection_only(summarizer, session, requests)
 
 
-async def test_p1_proj_08_token_threshold_compaction_consumes_projection(
+@pytest.mark.conformance("P1-PROJ-08")
+async def test_token_threshold_compaction_consumes_projection(
     raw_ui_result: dict[str, Any],
 ) -> None:
   """P1-PROJ-08: token-threshold compaction sees only the projection."""
@@ -364,7 +355,8 @@ async def _replay_pristine_session(
   return model, session
 
 
-async def test_p1_proj_09_pristine_persisted_event_is_replayed_projected(
+@pytest.mark.conformance("P1-PROJ-09")
+async def test_pristine_persisted_event_is_replayed_projected(
     pristine_session_db: tuple[pathlib.Path, dict[str, Any]],
 ) -> None:
   """P1-PROJ-09: a pristine-persisted whole result replays projected."""
@@ -383,7 +375,8 @@ async def test_p1_proj_09_pristine_persisted_event_is_replayed_projected(
   assert _hits(fr_event.model_dump_json()) == list(SENTINELS)
 
 
-async def test_p1_proj_09_pristine_event_of_another_agent_is_replayed_projected(
+@pytest.mark.conformance("P1-PROJ-09")
+async def test_pristine_event_of_another_agent_is_replayed_projected(
     pristine_session_db: tuple[pathlib.Path, dict[str, Any]],
 ) -> None:
   """P1-PROJ-09: the same replay when another agent made the UI call."""
@@ -410,7 +403,8 @@ AGENT_PY = textwrap.dedent("""\
     """)
 
 
-def test_p1_proj_10_session_api_and_sse_frames_hold_no_sentinel(
+@pytest.mark.conformance("P1-PROJ-10")
+def test_session_api_and_sse_frames_hold_no_sentinel(
     tmp_path: pathlib.Path, raw_ui_result: dict[str, Any]
 ) -> None:
   """P1-PROJ-10: GET session and /run_sse frames carry no View-only field."""
@@ -487,7 +481,8 @@ def test_p1_proj_10_session_api_and_sse_frames_hold_no_sentinel(
 # --------------------------------------------------------------------------
 
 
-async def test_p1_proj_11_directly_constructed_toolset_projects(
+@pytest.mark.conformance("P1-PROJ-11")
+async def test_directly_constructed_toolset_projects(
     tmp_path: pathlib.Path,
 ) -> None:
   """P1-PROJ-11: no profile, no filter: the dashboard result is projected."""
@@ -532,7 +527,8 @@ async def test_p1_proj_11_directly_constructed_toolset_projects(
 # --------------------------------------------------------------------------
 
 
-async def test_p1_proj_13_widget_and_function_response_in_one_event() -> None:
+@pytest.mark.conformance("P1-PROJ-13")
+async def test_widget_and_function_response_in_one_event() -> None:
   """P1-PROJ-13: one Event holds the UiWidget and its FunctionResponse."""
   # A UI call and a non-UI call in one parallel batch (no profile bound, so
   # the batch is allowed), then the UI call alone.

@@ -110,8 +110,9 @@ async def _assert_post_close_use_raises(
 # --- P2-LIFE-01 --------------------------------------------------------------
 
 
+@pytest.mark.conformance("P2-LIFE-01")
 @pytest.mark.parametrize("bound", [False, True], ids=["model_only", "bound"])
-async def test_p2_life_01_only_the_declared_transitions_are_reachable(
+async def test_only_the_declared_transitions_are_reachable(
     legacy_http_server: Any, bound: bool
 ) -> None:
   """P2-LIFE-01: the path is exactly the RFC's; illegal steps raise."""
@@ -146,7 +147,8 @@ async def test_p2_life_01_only_the_declared_transitions_are_reachable(
 # --- P2-LIFE-02 / P2-LIFE-08 -------------------------------------------------
 
 
-async def test_p2_life_02_08_concurrent_materializations_construct_once(
+@pytest.mark.conformance("P2-LIFE-02", "P2-LIFE-08")
+async def test_concurrent_materializations_construct_once(
     mcp_apps: Any,
 ) -> None:
   """P2-LIFE-02 (and the P2-LIFE-08 record): one construction, one process."""
@@ -174,7 +176,8 @@ async def test_p2_life_02_08_concurrent_materializations_construct_once(
   await _assert_post_close_use_raises(proxy, listings[0][:1])
 
 
-async def test_p2_life_08_cancelled_materializer_leaves_one_construction(
+@pytest.mark.conformance("P2-LIFE-08")
+async def test_cancelled_materializer_leaves_one_construction(
     legacy_http_server: Any,
 ) -> None:
   """P2-LIFE-08: the losing (cancelled) materializer constructs nothing."""
@@ -208,7 +211,8 @@ async def test_p2_life_08_cancelled_materializer_leaves_one_construction(
 # --- P2-LIFE-03 --------------------------------------------------------------
 
 
-async def test_p2_life_03_close_before_materialize_constructs_nothing(
+@pytest.mark.conformance("P2-LIFE-03")
+async def test_close_before_materialize_constructs_nothing(
     mcp_apps: Any,
 ) -> None:
   """P2-LIFE-03: zero constructions, zero processes, ends CLOSED."""
@@ -226,7 +230,8 @@ async def test_p2_life_03_close_before_materialize_constructs_nothing(
 # --- P2-LIFE-04 --------------------------------------------------------------
 
 
-async def test_p2_life_04_close_waits_for_materialization_and_closes_once(
+@pytest.mark.conformance("P2-LIFE-04", "P2-LIFE-08")
+async def test_close_waits_for_materialization_and_closes_once(
     mcp_apps: Any,
 ) -> None:
   """P2-LIFE-04 (with the P2-LIFE-08 record)."""
@@ -258,7 +263,8 @@ async def test_p2_life_04_close_waits_for_materialization_and_closes_once(
 # --- P2-LIFE-05 --------------------------------------------------------------
 
 
-async def test_p2_life_05_close_is_idempotent(mcp_apps: Any) -> None:
+@pytest.mark.conformance("P2-LIFE-05")
+async def test_close_is_idempotent(mcp_apps: Any) -> None:
   """P2-LIFE-05: concurrent and repeated closes close once."""
   before = mcp_apps.child_pids()
   proxy = _proxy(_stdio_spec(mcp_apps))
@@ -276,7 +282,8 @@ async def test_p2_life_05_close_is_idempotent(mcp_apps: Any) -> None:
 # --- P2-LIFE-06 --------------------------------------------------------------
 
 
-async def test_p2_life_06_use_after_close_is_typed(
+@pytest.mark.conformance("P2-LIFE-06")
+async def test_use_after_close_is_typed(
     legacy_http_server: Any,
 ) -> None:
   """P2-LIFE-06: get_tools, call, read (bootstrap's read) and old tools."""
@@ -295,7 +302,8 @@ async def test_p2_life_06_use_after_close_is_typed(
 # --- P2-LIFE-07 --------------------------------------------------------------
 
 
-async def test_p2_life_07_late_binding_after_model_only_is_rejected(
+@pytest.mark.conformance("P2-LIFE-07")
+async def test_late_binding_after_model_only_is_rejected(
     legacy_http_server: Any,
 ) -> None:
   """P2-LIFE-07: MODEL_ONLY is terminal; nothing starts advertising."""
@@ -327,7 +335,8 @@ class CountingFilter:
     return tool.name in self.keep
 
 
-async def test_p2_life_09_filter_and_prefix_are_applied_once(
+@pytest.mark.conformance("P2-LIFE-09")
+async def test_filter_and_prefix_are_applied_once(
     legacy_http_server: Any,
 ) -> None:
   """P2-LIFE-09: the runtime applies both; no doubled prefix, one filter run."""

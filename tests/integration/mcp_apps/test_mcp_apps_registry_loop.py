@@ -162,7 +162,8 @@ class _RecordingSession(ClientSession):
     return await super().call_tool(*args, **kwargs)
 
 
-async def test_p2_loop_01_every_session_operation_runs_on_registry_thread(
+@pytest.mark.conformance("P2-LOOP-01")
+async def test_every_session_operation_runs_on_registry_thread(
     registry: RegistryEventLoop, mcp_apps: Any
 ) -> None:
   """P2-LOOP-01: open, handshake, list, read, call and close: registry only."""
@@ -209,7 +210,8 @@ async def _async_value(value: Any) -> Any:
   return value
 
 
-async def test_p2_loop_02_04_06_connection_survives_the_opening_loop(
+@pytest.mark.conformance("P2-LOOP-02", "P2-LOOP-06")
+async def test_connection_survives_the_opening_loop(
     registry: RegistryEventLoop, mcp_apps: Any
 ) -> None:
   """P2-LOOP-02/04/06, loop level: the generation outlives its opener's loop.
@@ -251,7 +253,8 @@ async def test_p2_loop_02_04_06_connection_survives_the_opening_loop(
   assert mcp_apps.child_pids() == before
 
 
-async def test_p2_loop_05_app_call_from_a_third_loop_while_another_is_in_flight(
+@pytest.mark.conformance("P2-LOOP-05")
+async def test_app_call_from_a_third_loop_while_another_is_in_flight(
     registry: RegistryEventLoop, mcp_apps: Any
 ) -> None:
   """P2-LOOP-05, loop level: a host-server loop's call runs on the registry.

@@ -38,10 +38,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator
-from collections.abc import Iterator
 import dataclasses
 import json
-import time
 from typing import Any
 
 from google.adk.agents.llm_agent import LlmAgent
@@ -67,7 +65,10 @@ from mcp_apps_conformance_server import names
 from pydantic import Field
 import pytest
 
-pytestmark = pytest.mark.integration
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.usefixtures("no_leaked_processes"),
+]
 
 TOOLSET_ID = "conformance-stdio"
 USER_ID = "lease-tester"
@@ -263,19 +264,6 @@ async def _shared(
   )
 
 
-@pytest.fixture(autouse=True)
-def no_leaked_processes(mcp_apps: Any) -> Iterator[None]:
-  """Fails the test if a server it started outlives it."""
-  before = mcp_apps.child_pids()
-  yield
-  deadline = time.monotonic() + 5.0
-  while (leaked := mcp_apps.child_pids() - before) and (
-      time.monotonic() < deadline
-  ):
-    time.sleep(0.05)
-  assert not leaked, f"child processes left behind: {sorted(leaked)}"
-
-
 @pytest.fixture
 async def shared_factory(
     mcp_apps: Any, monkeypatch: pytest.MonkeyPatch
@@ -337,7 +325,8 @@ async def _both_live(shared: Shared) -> dict[str, Any]:
 # --------------------------------------------------------------------------
 
 
-async def test_p2_rlt_01_runner_close_releases_exactly_its_token(
+@pytest.mark.conformance("P2-RLT-01")
+async def test_runner_close_releases_exactly_its_token(
     shared_factory: Any,
 ) -> None:
   """P2-RLT-01: binding stores the Runner's token in its side table;
@@ -366,6 +355,7 @@ async def test_p2_rlt_01_runner_close_releases_exactly_its_token(
 # --------------------------------------------------------------------------
 
 
+@pytest.mark.conformance("P2-RLT-02", "P2-RLT-03")
 @pytest.mark.parametrize(
     "first, second",
     [
@@ -373,7 +363,7 @@ async def test_p2_rlt_01_runner_close_releases_exactly_its_token(
         pytest.param("b", "a", id="p2_rlt_03_b_then_a"),
     ],
 )
-async def test_p2_rlt_02_03_generation_closes_once_after_second_release(
+async def test_generation_closes_once_after_second_release(
     shared_factory: Any, first: str, second: str
 ) -> None:
   """P2-RLT-02 (A then B) / P2-RLT-03 (B then A): the generation, and with
@@ -392,7 +382,8 @@ async def test_p2_rlt_02_03_generation_closes_once_after_second_release(
   assert not shared.server_alive(server["pid"])
 
 
-async def test_p2_rlt_08_final_release_closes_exactly_once(
+@pytest.mark.conformance("P2-RLT-08")
+async def test_final_release_closes_exactly_once(
     shared_factory: Any,
 ) -> None:
   """P2-RLT-08: the final release drives the one registry close; nothing
@@ -416,6 +407,7 @@ async def test_p2_rlt_08_final_release_closes_exactly_once(
 # --------------------------------------------------------------------------
 
 
+@pytest.mark.conformance("P2-RLT-04", "P2-RLT-05")
 @pytest.mark.parametrize(
     "twice, other",
     [
@@ -423,7 +415,7 @@ async def test_p2_rlt_08_final_release_closes_exactly_once(
         pytest.param("b", "a", id="p2_rlt_05_runner_b"),
     ],
 )
-async def test_p2_rlt_04_05_duplicate_close_releases_own_token_once(
+async def test_duplicate_close_releases_own_token_once(
     shared_factory: Any, twice: str, other: str
 ) -> None:
   """P2-RLT-04 (A) / P2-RLT-05 (B): closing one Runner twice releases its
@@ -451,6 +443,7 @@ async def test_p2_rlt_04_05_duplicate_close_releases_own_token_once(
 # --------------------------------------------------------------------------
 
 
+@pytest.mark.conformance("P2-RLT-06")
 @pytest.mark.parametrize(
     "script, policy",
     [
@@ -466,7 +459,7 @@ async def test_p2_rlt_04_05_duplicate_close_releases_own_token_once(
         ),
     ],
 )
-async def test_p2_rlt_06_timed_out_close_is_retried_once(
+async def test_timed_out_close_is_retried_once(
     shared_factory: Any, script: list[str], policy: LeaseRetryPolicy
 ) -> None:
   """P2-RLT-06: the final release's close times out once; the ledger
@@ -483,8 +476,9 @@ async def test_p2_rlt_06_timed_out_close_is_retried_once(
   assert shared.closer.attempts == 2
 
 
+@pytest.mark.conformance("P2-RLT-06")
 @pytest.mark.parametrize("retry_by", ["registry_retry", "second_close"])
-async def test_p2_rlt_06_cancelled_release_is_retried_token_idempotently(
+async def test_cancelled_release_is_retried_token_idempotently(
     shared_factory: Any, retry_by: str
 ) -> None:
   """P2-RLT-06: B's `Runner.close()` is cancelled while the final close
@@ -524,7 +518,8 @@ async def test_p2_rlt_06_cancelled_release_is_retried_token_idempotently(
 # --------------------------------------------------------------------------
 
 
-async def test_p2_rlt_07_other_runner_keeps_working_after_one_closes(
+@pytest.mark.conformance("P2-RLT-07")
+async def test_other_runner_keeps_working_after_one_closes(
     shared_factory: Any,
 ) -> None:
   """P2-RLT-07: with both Runners live, A closes while B is mid-turn; B's
@@ -555,7 +550,8 @@ async def test_p2_rlt_07_other_runner_keeps_working_after_one_closes(
 # --------------------------------------------------------------------------
 
 
-async def test_p2_rlt_09_shutdown_closes_then_runner_close_closes_nothing(
+@pytest.mark.conformance("P2-RLT-09")
+async def test_shutdown_closes_then_runner_close_closes_nothing(
     shared_factory: Any,
 ) -> None:
   """P2-RLT-09: registry shutdown closes the generation with both tokens
@@ -581,7 +577,8 @@ async def test_p2_rlt_09_shutdown_closes_then_runner_close_closes_nothing(
 # --------------------------------------------------------------------------
 
 
-async def test_p2_reg_11_runner_cleanup_toolset_close_releases_no_token(
+@pytest.mark.conformance("P2-REG-11")
+async def test_runner_cleanup_toolset_close_releases_no_token(
     shared_factory: Any,
 ) -> None:
   """P2-REG-11: the shared toolset's `close()`, called by Runner cleanup,

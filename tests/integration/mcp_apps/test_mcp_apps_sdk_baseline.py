@@ -52,6 +52,7 @@ ADK_MCP_CLIENT_MODULES = (
 )
 
 
+@pytest.mark.conformance('S0-SDK-01')
 def test_adk_mcp_client_modules_run_on_sdk_v2():
   """S0-SDK-01: the Apps host's SDK floor, and every client module on it."""
   assert Version(importlib.metadata.version('mcp')) >= Version('2.3')
@@ -69,6 +70,7 @@ async def _raw_ui_result(mcp_apps: Any, is_error: bool) -> Any:
       )
 
 
+@pytest.mark.conformance('S0-SDK-02')
 async def test_call_tool_result_dump_is_aliased(mcp_apps):
   """S0-SDK-02: `isError`, `structuredContent` and meta, before projection.
 
@@ -82,6 +84,7 @@ async def test_call_tool_result_dump_is_aliased(mcp_apps):
   assert dumped['meta'] == {names.META_PREFIX + 'private': {'label': 'dump'}}
 
 
+@pytest.mark.conformance('S0-SDK-02', 'S0-SDK-03')
 @pytest.mark.parametrize('is_error', [True, False])
 async def test_persisted_error_flag_and_detector_agree(mcp_apps, is_error):
   """S0-SDK-02/03: the persisted dump and the telemetry detector together.
@@ -121,6 +124,7 @@ async def test_persisted_error_flag_and_detector_agree(mcp_apps, is_error):
     await toolset.close()
 
 
+@pytest.mark.conformance('S0-SDK-04')
 @pytest.mark.parametrize(
     ('persisted', 'expected'),
     [

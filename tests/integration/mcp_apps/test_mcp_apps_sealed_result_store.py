@@ -345,6 +345,7 @@ def test_in_memory_sqlite_is_refused() -> None:
 # -- P2-SRS-01 / 02: tenant and incarnation scoping ---------------------------
 
 
+@pytest.mark.conformance('P2-SRS-01')
 @pytest.mark.parametrize(
     'wrong',
     [
@@ -368,7 +369,7 @@ def test_in_memory_sqlite_is_refused() -> None:
         ),
     ],
 )
-async def test_srs01_tenant_mismatch_fails_typed(
+async def test_tenant_mismatch_fails_typed(
     contract: Contract, wrong: SealedRecordScope
 ) -> None:
   store = contract.store
@@ -385,7 +386,8 @@ async def test_srs01_tenant_mismatch_fails_typed(
   assert await store.resolve(SCOPE, ref) == ENVELOPE
 
 
-async def test_srs02_incarnation_mismatch_fails_typed(
+@pytest.mark.conformance('P2-SRS-02')
+async def test_incarnation_mismatch_fails_typed(
     contract: Contract,
 ) -> None:
   store = contract.store
@@ -397,6 +399,7 @@ async def test_srs02_incarnation_mismatch_fails_typed(
   assert await store.resolve(SCOPE, ref) == ENVELOPE
 
 
+@pytest.mark.conformance('P2-SRS-03')
 @pytest.mark.parametrize(
     'wrong',
     [
@@ -409,7 +412,7 @@ async def test_srs02_incarnation_mismatch_fails_typed(
         ),
     ],
 )
-async def test_srs03_store_part_event_and_call_mismatch_fails_typed(
+async def test_store_part_event_and_call_mismatch_fails_typed(
     contract: Contract, wrong: SealedRecordScope
 ) -> None:
   store = contract.store
@@ -424,7 +427,8 @@ async def test_srs03_store_part_event_and_call_mismatch_fails_typed(
 # -- P2-SRS-06: record ids ---------------------------------------------------
 
 
-async def test_srs06_record_id_random_opaque_unlinked(
+@pytest.mark.conformance('P2-SRS-06')
+async def test_record_id_random_opaque_unlinked(
     contract: Contract,
 ) -> None:
   store = contract.store
@@ -443,6 +447,7 @@ async def test_srs06_record_id_random_opaque_unlinked(
 # -- P2-SRS-07: store-private digest -----------------------------------------
 
 
+@pytest.mark.conformance('P2-SRS-07')
 @pytest.mark.parametrize(
     'part,value',
     [
@@ -454,7 +459,7 @@ async def test_srs06_record_id_random_opaque_unlinked(
         pytest.param('digest', b'\x00' * 32, id='digest'),
     ],
 )
-async def test_srs07_tampered_bytes_fail_typed_corrupt(
+async def test_tampered_bytes_fail_typed_corrupt(
     contract: Contract, part: str, value: Optional[bytes]
 ) -> None:
   store = contract.store
@@ -475,7 +480,8 @@ async def test_srs07_tampered_bytes_fail_typed_corrupt(
   )
 
 
-async def test_srs07_digest_stays_private(store: SqlSealedResultStore) -> None:
+@pytest.mark.conformance('P2-SRS-07')
+async def test_digest_stays_private(store: SqlSealedResultStore) -> None:
   ref = await create(store, 'op-1')
   row = await stored_bytes(store, ref.record_id)
 
@@ -488,7 +494,8 @@ async def test_srs07_digest_stays_private(store: SqlSealedResultStore) -> None:
 # -- P2-SRS-09: identical calls without a key --------------------------------
 
 
-async def test_srs09_identical_calls_get_independent_records(
+@pytest.mark.conformance('P2-SRS-09')
+async def test_identical_calls_get_independent_records(
     contract: Contract,
 ) -> None:
   store = contract.store
@@ -504,7 +511,8 @@ async def test_srs09_identical_calls_get_independent_records(
 # -- P2-SRS-11 / 12: immutable create ----------------------------------------
 
 
-async def test_srs11_same_instance_same_bytes_is_idempotent(
+@pytest.mark.conformance('P2-SRS-11')
+async def test_same_instance_same_bytes_is_idempotent(
     contract: Contract,
 ) -> None:
   store = contract.store
@@ -517,7 +525,8 @@ async def test_srs11_same_instance_same_bytes_is_idempotent(
   assert await store.resolve(SCOPE, ref) == ENVELOPE
 
 
-async def test_srs11_concurrent_same_instance_creates_make_one_record(
+@pytest.mark.conformance('P2-SRS-11')
+async def test_concurrent_same_instance_creates_make_one_record(
     make_store: StoreFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
   first, second = make_store(), make_store()
@@ -536,7 +545,8 @@ async def test_srs11_concurrent_same_instance_creates_make_one_record(
   assert await second.resolve(SCOPE, refs[0]) == ENVELOPE
 
 
-async def test_srs12_same_instance_different_bytes_conflicts(
+@pytest.mark.conformance('P2-SRS-12')
+async def test_same_instance_different_bytes_conflicts(
     contract: Contract,
 ) -> None:
   store = contract.store
@@ -557,7 +567,8 @@ async def test_srs12_same_instance_different_bytes_conflicts(
   assert await store.resolve(SCOPE, ref) == ENVELOPE
 
 
-async def test_srs12_concurrent_different_bytes_one_wins_unchanged(
+@pytest.mark.conformance('P2-SRS-12')
+async def test_concurrent_different_bytes_one_wins_unchanged(
     make_store: StoreFactory,
 ) -> None:
   first, second = make_store(), make_store()
@@ -584,7 +595,8 @@ async def test_srs12_concurrent_different_bytes_one_wins_unchanged(
 # -- P2-SRS-13 / 14: crashes around the Event append --------------------------
 
 
-async def test_srs13_crash_before_append_pending_collected_after_expiry(
+@pytest.mark.conformance('P2-SRS-13')
+async def test_crash_before_append_pending_collected_after_expiry(
     make_store: StoreFactory,
 ) -> None:
   before_crash = make_store()
@@ -612,7 +624,8 @@ async def test_srs13_crash_before_append_pending_collected_after_expiry(
   assert await row_count(restarted) == 0
 
 
-async def test_srs14_committed_record_survives_restart(
+@pytest.mark.conformance('P2-SRS-14')
+async def test_committed_record_survives_restart(
     make_store: StoreFactory,
 ) -> None:
   before = make_store()
@@ -633,7 +646,8 @@ async def test_srs14_committed_record_survives_restart(
   assert await after.resolve(SCOPE, ref) == ENVELOPE
 
 
-async def test_srs14_crash_between_append_and_mark_keeps_record(
+@pytest.mark.conformance('P2-SRS-14')
+async def test_crash_between_append_and_mark_keeps_record(
     make_store: StoreFactory,
 ) -> None:
   before = make_store()
@@ -650,7 +664,8 @@ async def test_srs14_crash_between_append_and_mark_keeps_record(
   assert await after.resolve(SCOPE, ref) == ENVELOPE
 
 
-async def test_srs14_postgres_kill9_committed_record_survives(
+@pytest.mark.conformance('P2-SRS-14')
+async def test_postgres_kill9_committed_record_survives(
     private_pg_server: PostgresServer,
 ) -> None:
   url = private_pg_server.create_database()
@@ -675,7 +690,8 @@ async def test_srs14_postgres_kill9_committed_record_survives(
 # -- P2-SRS-15 / 16: retries around GC ---------------------------------------
 
 
-async def test_srs15_retry_before_gc_finds_pending_record(
+@pytest.mark.conformance('P2-SRS-15')
+async def test_retry_before_gc_finds_pending_record(
     make_store: StoreFactory,
 ) -> None:
   first = make_store()
@@ -691,7 +707,8 @@ async def test_srs15_retry_before_gc_finds_pending_record(
   assert await row_count(retrying) == 1
 
 
-async def test_srs16_retry_after_gc_creates_fresh_record(
+@pytest.mark.conformance('P2-SRS-16')
+async def test_retry_after_gc_creates_fresh_record(
     contract: Contract,
 ) -> None:
   store = contract.store
@@ -715,7 +732,8 @@ async def test_srs16_retry_after_gc_creates_fresh_record(
 # -- P2-SRS-17: what GC may collect ------------------------------------------
 
 
-async def test_srs17_gc_deletes_only_expired_records_no_event_references(
+@pytest.mark.conformance('P2-SRS-17')
+async def test_gc_deletes_only_expired_records_no_event_references(
     contract: Contract,
 ) -> None:
   store = contract.store
@@ -736,7 +754,8 @@ async def test_srs17_gc_deletes_only_expired_records_no_event_references(
   assert await contract.count() == 3
 
 
-async def test_srs17_gc_deletes_only_expired_unreferenced_pending(
+@pytest.mark.conformance('P2-SRS-17')
+async def test_gc_deletes_only_expired_unreferenced_pending(
     store: SqlSealedResultStore,
 ) -> None:
   now = T0 + TTL
@@ -781,7 +800,8 @@ async def test_srs17_gc_deletes_only_expired_unreferenced_pending(
   assert owned.record_id not in asked
 
 
-async def test_srs17_mark_referenced_during_gc_wins(
+@pytest.mark.conformance('P2-SRS-17')
+async def test_mark_referenced_during_gc_wins(
     store: SqlSealedResultStore,
 ) -> None:
   ref = await create(store, 'op-1')
@@ -805,7 +825,8 @@ async def test_srs17_mark_referenced_during_gc_wins(
 # -- P2-SRS-21: deletion cascade ---------------------------------------------
 
 
-async def test_srs21_cascade_removes_every_record_of_the_incarnation(
+@pytest.mark.conformance('P2-SRS-21')
+async def test_cascade_removes_every_record_of_the_incarnation(
     contract: Contract,
 ) -> None:
   store = contract.store
@@ -841,7 +862,8 @@ async def test_srs21_cascade_removes_every_record_of_the_incarnation(
 # -- P2-SRS-23: namespace mismatch -------------------------------------------
 
 
-async def test_srs23_swapped_store_with_other_namespace_or_revision_rejected(
+@pytest.mark.conformance('P2-SRS-23')
+async def test_swapped_store_with_other_namespace_or_revision_rejected(
     make_store: StoreFactory, new_db_url: Callable[[], str]
 ) -> None:
   bound = make_store(namespace='prod/sealed')
@@ -874,7 +896,8 @@ async def test_srs23_swapped_store_with_other_namespace_or_revision_rejected(
     await same_db_next_format.open()
 
 
-async def test_srs23_unopened_store_never_validates(
+@pytest.mark.conformance('P2-SRS-23')
+async def test_unopened_store_never_validates(
     make_store: StoreFactory,
 ) -> None:
   unopened = make_store()
@@ -932,10 +955,14 @@ class DriftingNamespaceStore(DeficientStore):
     return 'ns' if self._reads == 1 else f'ns-{self._reads}'
 
 
-def test_srs24_28_complete_double_validates() -> None:
+@pytest.mark.conformance('P2-SRS-24', 'P2-SRS-25', 'P2-SRS-26', 'P2-SRS-27')
+def test_complete_double_validates() -> None:
   validate_sealed_store(DeficientStore(), 'ns', 'r1')
 
 
+@pytest.mark.conformance(
+    'P2-SRS-24', 'P2-SRS-25', 'P2-SRS-26', 'P2-SRS-27', 'P2-SRS-28'
+)
 @pytest.mark.parametrize(
     'capability',
     [
@@ -954,7 +981,7 @@ def test_srs24_28_complete_double_validates() -> None:
         ),
     ],
 )
-def test_srs24_28_backend_lacking_capability_rejected(
+def test_backend_lacking_capability_rejected(
     capability: SealedStoreCapability,
 ) -> None:
   double = DeficientStore(lacking=frozenset({capability}))
@@ -967,6 +994,7 @@ def test_srs24_28_backend_lacking_capability_rejected(
   assert capability.value in str(caught.value)
 
 
+@pytest.mark.conformance('P2-SRS-28')
 @pytest.mark.parametrize(
     'double,reason',
     [
@@ -981,14 +1009,15 @@ def test_srs24_28_backend_lacking_capability_rejected(
         ),
     ],
 )
-def test_srs28_backend_without_stable_namespace_rejected(
+def test_backend_without_stable_namespace_rejected(
     double: DeficientStore, reason: str
 ) -> None:
   with pytest.raises(SealedResultStoreIncompatibleError, match=reason):
     validate_sealed_store(double, 'ns', 'r1')
 
 
-def test_srs24_in_memory_dev_store_is_not_durable() -> None:
+@pytest.mark.conformance('P2-SRS-24')
+def test_in_memory_dev_store_is_not_durable() -> None:
   dev = LocalDevSealedResultStore()
   with pytest.raises(SealedResultStoreIncompatibleError) as caught:
     validate_sealed_store(dev, dev.namespace, dev.revision)

@@ -266,7 +266,8 @@ async def _two_views(st: BoundStack) -> tuple[str, Event]:
 # --- Descriptor and widget placement -----------------------------------------
 
 
-async def test_p2_desc_01_p2_ref_01_p2_comp_05_descriptor_of_real_call(
+@pytest.mark.conformance("P2-DESC-01", "P2-REF-01", "P2-COMP-05")
+async def test_descriptor_of_real_call(
     any_env: Env,
 ):
   async with any_env.stack() as st:
@@ -318,7 +319,8 @@ async def test_p2_desc_01_p2_ref_01_p2_comp_05_descriptor_of_real_call(
   assert resolved.refresh_record().tool_name == names.OPEN_VIEW
 
 
-async def test_p2_ref_02_p2_ref_11_parallel_views_get_own_records(
+@pytest.mark.conformance("P2-REF-02", "P2-REF-11")
+async def test_parallel_views_get_own_records(
     any_env: Env,
 ):
   async with any_env.stack() as st:
@@ -350,7 +352,8 @@ async def test_p2_ref_02_p2_ref_11_parallel_views_get_own_records(
     assert result.full_result()["structuredContent"]["nonce"] == nonces[call_id]
 
 
-async def test_p2_ref_06_repeated_calls_get_distinct_records(env: Env):
+@pytest.mark.conformance("P2-REF-06")
+async def test_repeated_calls_get_distinct_records(env: Env):
   async with env.stack() as st:
     sid = await st.new_session()
     first = widget_event(await st.turn(sid, (names.UI_RESULT, {"label": "x"})))
@@ -383,7 +386,8 @@ async def test_p2_ref_06_repeated_calls_get_distinct_records(env: Env):
   assert [r.scope.function_call_id for r in released] == [c for _, c in calls]
 
 
-async def test_p2_ref_16_restart_maps_references_by_call_id(any_env: Env):
+@pytest.mark.conformance("P2-REF-16")
+async def test_restart_maps_references_by_call_id(any_env: Env):
   async with any_env.stack() as st:
     sid, _ = await _two_views(st)
     key = st.key(sid)
@@ -468,7 +472,8 @@ def _audit_event(invocation_id: str, call_ids: list[str]) -> Event:
   )
 
 
-async def test_p2_ref_03_p2_ref_04_event_level_references(env: Env):
+@pytest.mark.conformance("P2-REF-03", "P2-REF-04")
+async def test_event_level_references(env: Env):
   async with env.stack() as st:
     sid = await st.new_session()
     key = st.key(sid)
@@ -530,7 +535,8 @@ async def test_p2_ref_03_p2_ref_04_event_level_references(env: Env):
 # --- Public serializations ---------------------------------------------------
 
 
-async def test_p2_desc_02_p2_ref_15_p2_srs_22_public_serializations(
+@pytest.mark.conformance("P2-DESC-02", "P2-REF-15", "P2-SRS-22")
+async def test_public_serializations(
     env: Env,
 ):
   async with env.stack() as st:
@@ -623,7 +629,8 @@ async def test_p2_desc_02_p2_ref_15_p2_srs_22_public_serializations(
 # --- Resolver faults ---------------------------------------------------------
 
 
-async def test_p2_ref_12_legacy_descriptor_fails_typed(env: Env):
+@pytest.mark.conformance("P2-REF-12")
+async def test_legacy_descriptor_fails_typed(env: Env):
   async with env.stack(bind=False) as st:
     sid = await st.new_session()
     event = widget_event(await st.turn(sid, (names.OPEN_VIEW, {})))
@@ -645,7 +652,8 @@ async def test_p2_ref_12_legacy_descriptor_fails_typed(env: Env):
   assert rows == []
 
 
-async def test_p2_ref_13_missing_or_unknown_reference_fails_typed(env: Env):
+@pytest.mark.conformance("P2-REF-13")
+async def test_missing_or_unknown_reference_fails_typed(env: Env):
   async with env.stack() as st:
     sid, event = await _two_views(st)
     first, second = (w.id for w in event.actions.render_ui_widgets)
@@ -670,7 +678,8 @@ async def test_p2_ref_13_missing_or_unknown_reference_fails_typed(env: Env):
   assert unknown is ResolutionFault.RECORD_NOT_FOUND
 
 
-async def test_p2_ref_13_p2_srs_07_tampered_bytes_are_corrupt(any_env: Env):
+@pytest.mark.conformance("P2-REF-13", "P2-SRS-07")
+async def test_tampered_bytes_are_corrupt(any_env: Env):
   async with any_env.stack() as st:
     sid, event = await _two_views(st)
     descriptors = _descriptors(event)
@@ -701,7 +710,8 @@ async def test_p2_ref_13_p2_srs_07_tampered_bytes_are_corrupt(any_env: Env):
   )
 
 
-async def test_p2_ref_17_deleted_session_releases_nothing(env: Env):
+@pytest.mark.conformance("P2-REF-17")
+async def test_deleted_session_releases_nothing(env: Env):
   async with env.stack() as st:
     sid, event = await _two_views(st)
     key = st.key(sid)
@@ -723,7 +733,8 @@ async def test_p2_ref_17_deleted_session_releases_nothing(env: Env):
   assert rows == []
 
 
-async def test_p2_srs_03_swapped_reference_releases_nothing(env: Env):
+@pytest.mark.conformance("P2-SRS-03")
+async def test_swapped_reference_releases_nothing(env: Env):
   async with env.stack() as st:
     sid, event = await _two_views(st)
     key = st.key(sid)
@@ -772,7 +783,8 @@ async def test_p2_srs_03_swapped_reference_releases_nothing(env: Env):
   assert elsewhere is ResolutionFault.RECORD_NOT_FOUND
 
 
-async def test_p2_srs_04_view_binding_mismatch(env: Env):
+@pytest.mark.conformance("P2-SRS-04")
+async def test_view_binding_mismatch(env: Env):
   async with env.stack() as st:
     sid, event = await _two_views(st)
     key = st.key(sid)
@@ -803,7 +815,8 @@ async def test_p2_srs_04_view_binding_mismatch(env: Env):
   assert bound.function_call_id == first
 
 
-async def test_p2_srs_05_event_missing_releases_nothing(env: Env):
+@pytest.mark.conformance("P2-SRS-05")
+async def test_event_missing_releases_nothing(env: Env):
   async with env.stack() as st:
     sid, event = await _two_views(st)
     call_id = event.actions.render_ui_widgets[0].id
@@ -828,7 +841,8 @@ SMALL = HostLimits(sealing_max_bytes=1024)
 BIG_TEXT = 4096
 
 
-async def test_p2_cj_11_over_limit_result_is_an_error_result(env: Env):
+@pytest.mark.conformance("P2-CJ-11", "P2-COMP-07")
+async def test_over_limit_result_is_an_error_result(env: Env):
   async with env.stack(limits=SMALL) as st:
     sid = await st.new_session()
     events = await st.turn(
@@ -858,7 +872,8 @@ async def test_p2_cj_11_over_limit_result_is_an_error_result(env: Env):
   assert reserved[view] is not None
 
 
-async def test_p2_cj_11_on_tool_error_callback_sees_sealing_limit_error(
+@pytest.mark.conformance("P2-CJ-11")
+async def test_on_tool_error_callback_sees_sealing_limit_error(
     env: Env, monkeypatch: pytest.MonkeyPatch
 ):
   # With ADK's graceful MCP error handling off, the exception leaves the
@@ -888,7 +903,8 @@ async def test_p2_cj_11_on_tool_error_callback_sees_sealing_limit_error(
   assert rows == []
 
 
-async def test_p2_cj_12_p2_comp_03_unbound_over_limit_result_succeeds(
+@pytest.mark.conformance("P2-CJ-12", "P2-COMP-03")
+async def test_unbound_over_limit_result_succeeds(
     env: Env,
 ):
   async with env.stack(bind=False, limits=SMALL) as st:
@@ -906,7 +922,8 @@ async def test_p2_cj_12_p2_comp_03_unbound_over_limit_result_succeeds(
   assert rows == []
 
 
-async def test_p2_comp_01_unbound_emits_legacy_payload(env: Env):
+@pytest.mark.conformance("P2-COMP-01")
+async def test_unbound_emits_legacy_payload(env: Env):
   async with env.stack(bind=False) as st:
     sid = await st.new_session()
     yielded = widget_event(await st.turn(sid, (names.OPEN_VIEW, {})))
@@ -937,8 +954,9 @@ class _Recording:
     return getattr(self._inner, attr)
 
 
+@pytest.mark.conformance("P2-COMP-02")
 @pytest.mark.parametrize("bind", [False, True], ids=["unbound", "control"])
-async def test_p2_comp_02_unbound_never_invokes_stores(env: Env, bind: bool):
+async def test_unbound_never_invokes_stores(env: Env, bind: bool):
   base = await sql_profile(env.store_url)
   calls: list[str] = []
   profile = dataclasses.replace(
@@ -998,7 +1016,8 @@ def _sole_reference(event: Event) -> tuple[str, str]:
   return widget.id, descriptor.sealed_result_ref.record_id
 
 
-async def test_p2_srs_20_restart_without_replay_key_reruns_and_keeps_seal(
+@pytest.mark.conformance("P2-SRS-20")
+async def test_restart_without_replay_key_reruns_and_keeps_seal(
     mcp_apps: Any, tmp_path: Path
 ) -> None:
   """P2-SRS-20: after a restart the retried call runs again; old seal stays.

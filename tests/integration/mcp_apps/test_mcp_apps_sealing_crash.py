@@ -408,9 +408,8 @@ async def _worker(spec: dict[str, Any]) -> None:
 # -- P2-RIR-06: kill before the envelope create ---------------------------------
 
 
-async def test_p2_rir_06_kill_before_store_write_leaves_nothing(
-    env: Env, tmp_path: Path
-):
+@pytest.mark.conformance('P2-RIR-06')
+async def test_kill_before_store_write_leaves_nothing(env: Env, tmp_path: Path):
   """No sealed result, no refresh record, no Event offering a widget."""
   crash = run_worker(env, tmp_path, SealFault.BEFORE_STORE_WRITE)
   async with restarted(env) as world:
@@ -424,7 +423,8 @@ async def test_p2_rir_06_kill_before_store_write_leaves_nothing(
 # -- P2-RIR-07: envelope atomicity ----------------------------------------------
 
 
-async def test_p2_rir_07_kill_inside_envelope_insert_leaves_no_half(
+@pytest.mark.conformance('P2-RIR-07')
+async def test_kill_inside_envelope_insert_leaves_no_half(
     sqlite_env: Env, tmp_path: Path
 ):
   """Killed after the INSERT ran, before COMMIT: neither part survives."""
@@ -436,7 +436,8 @@ async def test_p2_rir_07_kill_inside_envelope_insert_leaves_no_half(
     assert no_widget_event(await world.events(crash.session_id))
 
 
-async def test_p2_rir_07_kill_between_two_envelope_creates(
+@pytest.mark.conformance('P2-RIR-07')
+async def test_kill_between_two_envelope_creates(
     sqlite_env: Env, tmp_path: Path
 ):
   """Two parallel calls, killed before the second create: one whole record."""
@@ -454,7 +455,8 @@ async def test_p2_rir_07_kill_between_two_envelope_creates(
 # -- P2-RIR-08 / P2-SRS-13: kill after the create, before the append -----------
 
 
-async def test_p2_rir_08_srs_13_kill_after_store_write_orphan_collected(
+@pytest.mark.conformance('P2-SRS-13', 'P2-RIR-08')
+async def test_kill_after_store_write_orphan_collected(
     env: Env, tmp_path: Path
 ):
   """Pending, unreferenced records; authoritative GC collects them."""
@@ -487,7 +489,8 @@ async def test_p2_rir_08_srs_13_kill_after_store_write_orphan_collected(
 # -- P2-SRS-14 / P2-RIR-09: kill after the append, before mark_referenced -------
 
 
-async def test_p2_srs_14_rir_09_kill_after_append_event_and_record_resolve(
+@pytest.mark.conformance('P2-SRS-14', 'P2-RIR-09')
+async def test_kill_after_append_event_and_record_resolve(
     env: Env, tmp_path: Path
 ):
   """The Event stands with its ref; GC keeps the pending record; it resolves."""
@@ -523,7 +526,8 @@ async def test_p2_srs_14_rir_09_kill_after_append_event_and_record_resolve(
 # -- P2-RIR-11: restart, then GC ------------------------------------------------
 
 
-async def test_p2_rir_11_restart_gc_removes_unreferenced_keeps_referenced(
+@pytest.mark.conformance('P2-RIR-11')
+async def test_restart_gc_removes_unreferenced_keeps_referenced(
     sqlite_env: Env, tmp_path: Path
 ):
   """Orphans of one crash go; a crash-pending and a committed record stay."""
@@ -574,7 +578,8 @@ class RecordingSqliteSessionService(SqliteSessionService):
     return await super().append_event(session=session, event=event)
 
 
-async def test_p2_rir_05_envelope_written_before_append_in_order(
+@pytest.mark.conformance('P2-RIR-05')
+async def test_envelope_written_before_append_in_order(
     sqlite_env: Env,
 ):
   """BEFORE_STORE_WRITE < AFTER_STORE_WRITE < append < AFTER_APPEND."""
@@ -626,7 +631,8 @@ async def test_p2_rir_05_envelope_written_before_append_in_order(
   assert rows[0].operation_instance_id
 
 
-async def test_p2_rir_01_03_refresh_record_sealed_and_never_public(
+@pytest.mark.conformance('P2-RIR-01', 'P2-RIR-03')
+async def test_refresh_record_sealed_and_never_public(
     sqlite_env: Env,
 ):
   """The record shares the result's row and ref; no public surface has it."""
@@ -668,7 +674,8 @@ async def test_p2_rir_01_03_refresh_record_sealed_and_never_public(
       assert field not in dump, field
 
 
-async def test_p2_rir_12_delete_and_recreate_removes_records(
+@pytest.mark.conformance('P2-RIR-12', 'P2-SLS-25', 'P2-SLS-26')
+async def test_delete_and_recreate_removes_records(
     sqlite_env: Env,
 ):
   """The cascade deletes the records; the new incarnation reaches none."""
@@ -718,7 +725,8 @@ async def test_p2_rir_12_delete_and_recreate_removes_records(
           )
 
 
-async def test_p2_srs_08_operation_instance_unique_and_retry_reuses_it(
+@pytest.mark.conformance('P2-SRS-08')
+async def test_operation_instance_unique_and_retry_reuses_it(
     sqlite_env: Env,
 ):
   """One instance per call; a retried create with it returns the same ref."""
@@ -744,7 +752,8 @@ async def test_p2_srs_08_operation_instance_unique_and_retry_reuses_it(
     assert await sealed_rows(sqlite_env.store_url) == rows
 
 
-async def test_p2_srs_08_internal_retry_reuses_the_instance(
+@pytest.mark.conformance('P2-SRS-08')
+async def test_internal_retry_reuses_the_instance(
     sqlite_env: Env, monkeypatch: pytest.MonkeyPatch
 ):
   """A create whose acknowledgement is lost is retried with its instance.
@@ -778,7 +787,8 @@ async def test_p2_srs_08_internal_retry_reuses_the_instance(
   assert rows[0].operation_instance_id == instances[0]
 
 
-async def test_p2_rir_16_swapped_envelope_namespace_rejected(
+@pytest.mark.conformance('P2-SRS-23', 'P2-RIR-16')
+async def test_swapped_envelope_namespace_rejected(
     sqlite_env: Env, tmp_path: Path
 ):
   """A sidecar under another namespace is refused; old refs do not resolve."""

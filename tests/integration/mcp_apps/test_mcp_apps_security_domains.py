@@ -457,7 +457,8 @@ async def _recreate(store: Any, session: SessionKey) -> int:
 # --- P2-SEC-01 / P2-SEC-02 -----------------------------------------------------
 
 
-async def test_p2_sec_01_identical_http_headers_two_principals(
+@pytest.mark.conformance("P2-SEC-01")
+async def test_identical_http_headers_two_principals(
     legacy_http_server: Any,
 ) -> None:
   """P2-SEC-01: two principals behind one static service-account header
@@ -487,7 +488,8 @@ async def test_p2_sec_01_identical_http_headers_two_principals(
       )
 
 
-async def test_p2_sec_02_stdio_constant_key_two_principals(
+@pytest.mark.conformance("P2-SEC-02")
+async def test_stdio_constant_key_two_principals(
     mcp_apps: Any,
 ) -> None:
   """P2-SEC-02: on stdio (upstream pools it under one constant key) two
@@ -510,7 +512,8 @@ async def test_p2_sec_02_stdio_constant_key_two_principals(
 # --- P2-SEC-03 -----------------------------------------------------------------
 
 
-async def test_p2_sec_03_security_domain_is_an_hmac_of_the_principal(
+@pytest.mark.conformance("P2-SEC-03")
+async def test_security_domain_is_an_hmac_of_the_principal(
     legacy_http_server: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
   """P2-SEC-03: the security-domain key is HMAC(principal) under the host
@@ -574,8 +577,9 @@ async def test_p2_sec_03_security_domain_is_an_hmac_of_the_principal(
     assert not leaks, leaks
 
 
+@pytest.mark.conformance("P2-SEC-03")
 @pytest.mark.parametrize("kind", ["per-session", "shared", "shared-modern"])
-async def test_p2_sec_03_every_generation_refuses_another_security_domain(
+async def test_every_generation_refuses_another_security_domain(
     kind: str,
     mcp_apps: Any,
     modern_http_server: Any,
@@ -614,8 +618,9 @@ async def test_p2_sec_03_every_generation_refuses_another_security_domain(
 # --- P2-SEC-04 / P2-SEC-05 -------------------------------------------------------
 
 
+@pytest.mark.conformance("P2-SEC-04")
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_p2_sec_04_two_sessions_of_one_principal_are_isolated(
+async def test_two_sessions_of_one_principal_are_isolated(
     transport: str, mcp_apps: Any, legacy_http_server: Any
 ) -> None:
   """P2-SEC-04: two Sessions of one principal each set their own nonce; by
@@ -636,7 +641,8 @@ async def test_p2_sec_04_two_sessions_of_one_principal_are_isolated(
       )
 
 
-async def test_p2_sec_05_simultaneous_views_stay_isolated(
+@pytest.mark.conformance("P2-SEC-05")
+async def test_simultaneous_views_stay_isolated(
     legacy_http_server: Any,
 ) -> None:
   """P2-SEC-05: three Views (two principals; two Sessions of one of them)
@@ -672,8 +678,9 @@ async def test_p2_sec_05_simultaneous_views_stay_isolated(
 # --- P2-SEC-06 -----------------------------------------------------------------
 
 
+@pytest.mark.conformance("P2-SEC-06")
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_p2_sec_06_session_recreation_gets_a_new_generation(
+async def test_session_recreation_gets_a_new_generation(
     transport: str, mcp_apps: Any, legacy_http_server: Any
 ) -> None:
   """P2-SEC-06: deleting a Session and recreating it under the same id (a
@@ -719,7 +726,8 @@ async def test_p2_sec_06_session_recreation_gets_a_new_generation(
 # --- P2-SEC-07 -----------------------------------------------------------------
 
 
-async def test_p2_sec_07_rotated_credentials_never_share_the_old_generation(
+@pytest.mark.conformance("P2-SEC-07")
+async def test_rotated_credentials_never_share_the_old_generation(
     legacy_http_server: Any,
 ) -> None:
   """P2-SEC-07: a principal's rotated credentials get a new generation; the
@@ -764,7 +772,8 @@ async def test_p2_sec_07_rotated_credentials_never_share_the_old_generation(
 # --- P2-SEC-08 -----------------------------------------------------------------
 
 
-async def test_p2_sec_08_principal_remapping_gets_a_new_domain(
+@pytest.mark.conformance("P2-SEC-08")
+async def test_principal_remapping_gets_a_new_domain(
     legacy_http_server: Any,
 ) -> None:
   """P2-SEC-08: the same Session under a remapped acting principal has a
@@ -794,7 +803,8 @@ async def test_p2_sec_08_principal_remapping_gets_a_new_domain(
 # --- P2-SEC-09 -----------------------------------------------------------------
 
 
-async def test_p2_sec_09_explicit_share_opt_in(mcp_apps: Any) -> None:
+@pytest.mark.conformance("P2-SEC-09")
+async def test_explicit_share_opt_in(mcp_apps: Any) -> None:
   """P2-SEC-09: under the profile's cross-Session opt-in two Sessions of one
   principal share one generation (one process), which carries the declared
   handle contract and checks it at admission; a generation opened without
@@ -860,8 +870,9 @@ async def test_p2_sec_09_explicit_share_opt_in(mcp_apps: Any) -> None:
 # --- P2-SEC-10 -----------------------------------------------------------------
 
 
+@pytest.mark.conformance("P2-SEC-10")
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_p2_sec_10_no_stateful_generation_is_shared_without_opt_in(
+async def test_no_stateful_generation_is_shared_without_opt_in(
     transport: str, mcp_apps: Any, legacy_http_server: Any
 ) -> None:
   """P2-SEC-10: without the opt-in, every (principal, Session) combination
@@ -906,7 +917,8 @@ async def test_p2_sec_10_no_stateful_generation_is_shared_without_opt_in(
 # --- P2-CRED-01 / P2-CRED-02 -------------------------------------------------------
 
 
-async def test_p2_cred_01_app_paths_carry_the_callers_own_headers(
+@pytest.mark.conformance("P2-CRED-01")
+async def test_app_paths_carry_the_callers_own_headers(
     front_door: RecordingFrontDoor,
 ) -> None:
   """P2-CRED-01: app listings, calls and reads (the View's own and the
@@ -957,7 +969,8 @@ async def test_p2_cred_01_app_paths_carry_the_callers_own_headers(
   ), [r.headers for r in everything]
 
 
-async def test_p2_cred_02_no_credential_value_leaks(
+@pytest.mark.conformance("P2-CRED-02")
+async def test_no_credential_value_leaks(
     front_door: RecordingFrontDoor, caplog: pytest.LogCaptureFixture
 ) -> None:
   """P2-CRED-02: with DEBUG logging on, a distinctive credential reaches the
@@ -1028,8 +1041,9 @@ async def test_p2_cred_02_no_credential_value_leaks(
   assert {f"Bearer {secret}-one", f"Bearer {secret}-two"} <= sent
 
 
+@pytest.mark.conformance("P2-SEC-06")
 @pytest.mark.parametrize("transport", ["stdio", "legacy_http"])
-async def test_p2_sec_06_deletion_revokes_the_incarnations_generations(
+async def test_deletion_revokes_the_incarnations_generations(
     transport: str, mcp_apps: Any, legacy_http_server: Any
 ) -> None:
   """P2-SEC-06: deleting a Session ends its incarnation's connections.

@@ -356,7 +356,8 @@ async def fence_row(world: World):
 # -- the store ------------------------------------------------------------------
 
 
-async def test_sls01_record_keyed_durable_with_cascade_progress(world: World):
+@pytest.mark.conformance('P2-SLS-01')
+async def test_record_keyed_durable_with_cascade_progress(world: World):
   """P2-SLS-01: keyed by the triple; incarnation, state, cascade durable."""
   other = SessionKey('app', 'alice', 'session-2')
   await world.manager.create(KEY)
@@ -376,7 +377,8 @@ async def test_sls01_record_keyed_durable_with_cascade_progress(world: World):
     await restarted.close()
 
 
-async def test_sls02_only_the_listed_transitions_succeed(world: World):
+@pytest.mark.conformance('P2-SLS-02')
+async def test_only_the_listed_transitions_succeed(world: World):
   """P2-SLS-02: ABSENT→CREATING→ACTIVE→DELETING→DELETED→CREATING(n+1) only."""
   store = world.store
   absent = await store.read(KEY)
@@ -426,7 +428,8 @@ async def test_sls02_only_the_listed_transitions_succeed(world: World):
   assert (again.state, again.incarnation) == (LifecycleState.CREATING, 2)
 
 
-async def test_sls03_reservation_carries_operation_and_expected_state(
+@pytest.mark.conformance('P2-SLS-03')
+async def test_reservation_carries_operation_and_expected_state(
     world: World,
 ):
   """P2-SLS-03: the CAS to CREATING carries the op id; wrong prior fails."""
@@ -450,7 +453,8 @@ async def test_sls03_reservation_carries_operation_and_expected_state(
   assert (await store.read(KEY)).state is LifecycleState.DELETED
 
 
-async def test_sls19_shared_backend_needs_distinct_namespace(world: World):
+@pytest.mark.conformance('P2-SLS-19')
+async def test_shared_backend_needs_distinct_namespace(world: World):
   """P2-SLS-19: one database, two namespaces; a collision is refused."""
   await world.store.open()
   await world.sealed.open()
@@ -480,7 +484,8 @@ async def test_sls19_shared_backend_needs_distinct_namespace(world: World):
 # -- creation -------------------------------------------------------------------
 
 
-async def test_sls04_row_and_receipt_commit_in_one_transaction(env: Env):
+@pytest.mark.conformance('P2-SLS-04')
+async def test_row_and_receipt_commit_in_one_transaction(env: Env):
   """P2-SLS-04: Session row, events and receipt commit together or not at all."""
 
   async def fail_in_transaction(name: str) -> None:
@@ -520,7 +525,8 @@ async def test_sls04_row_and_receipt_commit_in_one_transaction(env: Env):
     await world.close()
 
 
-async def test_sls05_imported_events_finalized_before_digest(world: World):
+@pytest.mark.conformance('P2-SLS-05')
+async def test_imported_events_finalized_before_digest(world: World):
   """P2-SLS-05: internal metadata stripped and restored stamped, then digest."""
   raw = imported_events(2)
   _, record = await world.manager.create(KEY, events=raw)
@@ -537,7 +543,8 @@ async def test_sls05_imported_events_finalized_before_digest(world: World):
   assert raw[0].custom_metadata == {'__adk_internal_spoof': True, 'keep': 'a'}
 
 
-async def test_sls06_activation_compares_the_receipt(world: World):
+@pytest.mark.conformance('P2-SLS-06')
+async def test_activation_compares_the_receipt(world: World):
   """P2-SLS-06: ACTIVE needs the reserving op's receipt; no receipt, no adopt."""
   store = world.store
   await store.reserve_creation(
@@ -558,7 +565,8 @@ async def test_sls06_activation_compares_the_receipt(world: World):
   assert record.receipt is None
 
 
-async def test_sls07_creating_denies_admission(world: World):
+@pytest.mark.conformance('P2-SLS-07')
+async def test_creating_denies_admission(world: World):
   """P2-SLS-07: CREATING refuses app admission with a typed error."""
   pause = Pause(FaultPoint.AFTER_FENCE_ARM)
   world.manager._fault_hook = pause
@@ -572,7 +580,8 @@ async def test_sls07_creating_denies_admission(world: World):
   assert await world.manager.admit(KEY) == 1
 
 
-async def test_sls08_active_only_after_durable_receipted_row(world: World):
+@pytest.mark.conformance('P2-SLS-08')
+async def test_active_only_after_durable_receipted_row(world: World):
   """P2-SLS-08: nothing sees ACTIVE before the receipted row is durable."""
   for point in (
       FaultPoint.IN_SESSION_TRANSACTION,
@@ -634,7 +643,8 @@ async def _only_b(world: World) -> None:
   )
 
 
-async def test_sls09_retired_creator_fails_in_its_transaction(world: World):
+@pytest.mark.conformance('P2-SLS-09')
+async def test_retired_creator_fails_in_its_transaction(world: World):
   """P2-SLS-09: A stalls, reclaim, B reserves, A commits: A fails, no A row."""
   a, pause_a, task_a = await _stalled_a_then_reclaim(world)
   pause_b = Pause(FaultPoint.BEFORE_SESSION_COMMIT)
@@ -668,7 +678,8 @@ async def test_sls09_retired_creator_fails_in_its_transaction(world: World):
   await b.close()
 
 
-async def test_sls10_reverse_order_b_commits_first(world: World):
+@pytest.mark.conformance('P2-SLS-10')
+async def test_reverse_order_b_commits_first(world: World):
   """P2-SLS-10: B commits first; A's late commit then fails in-transaction."""
   a, pause_a, task_a = await _stalled_a_then_reclaim(world)
   await world.manager.create(
@@ -681,7 +692,8 @@ async def test_sls10_reverse_order_b_commits_first(world: World):
   await a.close()
 
 
-async def test_sls11_reclaim_advances_fence_before_b_reserves(world: World):
+@pytest.mark.conformance('P2-SLS-11')
+async def test_reclaim_advances_fence_before_b_reserves(world: World):
   """P2-SLS-11: B's reservation sees A's fence already retired (ordered)."""
   a, pause_a, task_a = await _stalled_a_then_reclaim(world)
   observed: list[Any] = []
@@ -711,7 +723,8 @@ async def test_sls11_reclaim_advances_fence_before_b_reserves(world: World):
   await b.close()
 
 
-async def test_sls15_same_count_other_digest_not_adopted(world: World):
+@pytest.mark.conformance('P2-SLS-15')
+async def test_same_count_other_digest_not_adopted(world: World):
   """P2-SLS-15: a committed row whose events differ (same count) is refused."""
   pause = Pause(FaultPoint.AFTER_SESSION_COMMIT)
   creator = build(world.env, fault_hook=pause)
@@ -760,7 +773,8 @@ async def test_sls15_same_count_other_digest_not_adopted(world: World):
   await creator.close()
 
 
-async def test_sls16_abandoned_creating_recovery_is_idempotent(world: World):
+@pytest.mark.conformance('P2-SLS-16')
+async def test_abandoned_creating_recovery_is_idempotent(world: World):
   """P2-SLS-16: recovering twice gives one outcome (abandon, then activate)."""
   await world.store.reserve_creation(
       KEY, expected=await world.store.read(KEY), operation_id='A'
@@ -787,7 +801,8 @@ async def test_sls16_abandoned_creating_recovery_is_idempotent(world: World):
   await creator.close()
 
 
-async def test_sls35_concurrent_duplicate_create_one_wins(world: World):
+@pytest.mark.conformance('P2-SLS-35')
+async def test_concurrent_duplicate_create_one_wins(world: World):
   """P2-SLS-35: two concurrent creates: exactly one wins, one typed error."""
   barrier = asyncio.Barrier(2)
 
@@ -813,7 +828,8 @@ async def test_sls35_concurrent_duplicate_create_one_wins(world: World):
   await b.close()
 
 
-async def test_sls48_create_racing_deleted_one_creating(world: World):
+@pytest.mark.conformance('P2-SLS-48')
+async def test_create_racing_deleted_one_creating(world: World):
   """P2-SLS-48: two creates from DELETED(1): exactly one CREATING(2)."""
   await world.manager.create(KEY)
   await world.manager.delete(KEY)
@@ -845,7 +861,8 @@ async def test_sls48_create_racing_deleted_one_creating(world: World):
 # -- migration, deletion, recreation --------------------------------------------
 
 
-async def test_sls20_migration_adopts_with_distinct_marker(env: Env):
+@pytest.mark.conformance('P2-SLS-20')
+async def test_migration_adopts_with_distinct_marker(env: Env):
   """P2-SLS-20: a pristine-ADK Session becomes ACTIVE(1) with an adoption."""
   pristine = _session_service(env)
   created = await pristine.create_session(
@@ -890,7 +907,8 @@ async def test_sls20_migration_adopts_with_distinct_marker(env: Env):
     await world.close()
 
 
-async def test_sls21_43_recreation_is_clean_next_incarnation(world: World):
+@pytest.mark.conformance('P2-SLS-21', 'P2-SLS-43')
+async def test_recreation_is_clean_next_incarnation(world: World):
   """P2-SLS-21: DELETED(n)→CREATING(n+1) with clean state; P2-SLS-43 too."""
   session, _ = await world.manager.create(
       KEY, state={'old': True}, events=imported_events(2)
@@ -937,7 +955,8 @@ async def test_require_incarnation_refuses_an_ended_incarnation(
   await world.manager.require_incarnation(KEY, 2, purpose='work')
 
 
-async def test_sls27_deleting_denies_new_admission(world: World):
+@pytest.mark.conformance('P2-SLS-27')
+async def test_deleting_denies_new_admission(world: World):
   """P2-SLS-27: the CAS to DELETING is durable; admission then fails typed."""
   await world.manager.create(KEY)
   pause = Pause(FaultPoint.AFTER_DELETING)
@@ -952,7 +971,8 @@ async def test_sls27_deleting_denies_new_admission(world: World):
   assert (await task).state is LifecycleState.DELETED
 
 
-async def test_sls28_deletion_order_is_observed(env: Env):
+@pytest.mark.conformance('P2-SLS-28')
+async def test_deletion_order_is_observed(env: Env):
   """P2-SLS-28: DELETING → revoke → coordination → row → cascade → mark."""
   order: list[str] = []
   holder: dict[str, World] = {}
@@ -1001,7 +1021,8 @@ async def test_sls28_deletion_order_is_observed(env: Env):
     await world.close()
 
 
-async def test_sls36_recreate_racing_deletion_completion(world: World):
+@pytest.mark.conformance('P2-SLS-36')
+async def test_recreate_racing_deletion_completion(world: World):
   """P2-SLS-36: a recreate proceeds only from DELETED(n), never overlapping."""
   await world.manager.create(KEY)
   pause = Pause(FaultPoint.BEFORE_COMPLETION_MARK)
@@ -1069,10 +1090,11 @@ async def sealed_record_count(store_url: str) -> int:
     await engine.dispose()
 
 
+@pytest.mark.conformance('P2-SLS-44')
 @pytest.mark.parametrize(
     'recreate', [True, False], ids=['recreated', 'deleted']
 )
-async def test_sls44_late_result_of_an_ended_incarnation_is_never_appended(
+async def test_late_result_of_an_ended_incarnation_is_never_appended(
     env: Env, mcp_apps: Any, recreate: bool
 ):
   """P2-SLS-44: a real UI call of incarnation 1 returns after the Session
@@ -1130,7 +1152,8 @@ async def test_sls44_late_result_of_an_ended_incarnation_is_never_appended(
       assert len(PENDING_SEALS) == 0
 
 
-async def test_sls45_late_append_of_an_ended_incarnation_fails_typed(
+@pytest.mark.conformance('P2-SLS-45')
+async def test_late_append_of_an_ended_incarnation_fails_typed(
     env: Env, mcp_apps: Any
 ):
   """P2-SLS-45: the model's answer of an invocation of incarnation 1 comes
@@ -1199,7 +1222,8 @@ async def test_manager_append_event_refuses_an_ended_incarnation(
   assert [e.invocation_id for e in stored.events] == ['ok']
 
 
-async def test_sls46_old_sealed_reference_vs_new_incarnation(world: World):
+@pytest.mark.conformance('P2-SLS-25', 'P2-SLS-46')
+async def test_old_sealed_reference_vs_new_incarnation(world: World):
   """P2-SLS-46: a sealed ref of incarnation 1 never resolves under 2."""
   await world.manager.create(KEY)
   ref = await world.sealed.create(
@@ -1217,7 +1241,8 @@ async def test_sls46_old_sealed_reference_vs_new_incarnation(world: World):
       )
 
 
-async def test_sls47_create_racing_deleting_fails_until_done(world: World):
+@pytest.mark.conformance('P2-SLS-47')
+async def test_create_racing_deleting_fails_until_done(world: World):
   """P2-SLS-47: create during DELETING fails typed; succeeds once DELETED."""
   await world.manager.create(KEY)
   pause = Pause(FaultPoint.AFTER_REVOKE)
@@ -1296,12 +1321,23 @@ CREATION_CRASHES = [
 ]
 
 
+@pytest.mark.conformance(
+    'P2-SLS-08',
+    'P2-SLS-13',
+    'P2-SLS-14',
+    'P2-SLS-16',
+    'P2-SLS-30',
+    'P2-SLS-31',
+    'P2-SLS-32',
+    'P2-SLS-33',
+    'P2-SLS-34',
+)
 @pytest.mark.parametrize(
     'case,point,expect',
     CREATION_CRASHES,
     ids=[f'{c}-{p}' for c, p, _ in CREATION_CRASHES],
 )
-async def test_sls_creation_crash_points(
+async def test_creation_crash_points(
     crash_env: Env, case: str, point: str, expect: str
 ):
   """P2-SLS-13/14/30..34: a killed creator, then recovery on fresh objects."""
@@ -1361,7 +1397,8 @@ async def test_sls_creation_crash_points(
     await world.close()
 
 
-async def test_sls12_crash_during_orphan_cleanup_recovers(crash_env: Env):
+@pytest.mark.conformance('P2-SLS-12')
+async def test_crash_during_orphan_cleanup_recovers(crash_env: Env):
   """P2-SLS-12: reclaim killed after retiring the fence; recovery completes."""
   run_worker(
       crash_env, 'create', FaultPoint.BEFORE_SESSION_COMMIT, operation_id='A'
@@ -1391,12 +1428,21 @@ DELETION_CRASHES = [
 ]
 
 
+@pytest.mark.conformance(
+    'P2-SLS-29',
+    'P2-SLS-37',
+    'P2-SLS-38',
+    'P2-SLS-39',
+    'P2-SLS-40',
+    'P2-SLS-41',
+    'P2-SLS-42',
+)
 @pytest.mark.parametrize(
     'case,point',
     DELETION_CRASHES,
     ids=[f'{c}-{p}' for c, p in DELETION_CRASHES],
 )
-async def test_sls29_deletion_crash_points_resume(
+async def test_deletion_crash_points_resume(
     crash_env: Env, case: str, point: str
 ):
   """P2-SLS-29, 37..42: deletion killed at a phase resumes idempotently."""
@@ -1440,7 +1486,8 @@ async def test_sls29_deletion_crash_points_resume(
     await world.close()
 
 
-async def test_sls14_postgres_server_killed_after_fenced_commit(
+@pytest.mark.conformance('P2-SLS-14')
+async def test_postgres_server_killed_after_fenced_commit(
     private_pg_server: Any, tmp_path: Path
 ):
   """P2-SLS-14: the PG server itself crashes after the commit; recovery works."""
@@ -1459,7 +1506,8 @@ async def test_sls14_postgres_server_killed_after_fenced_commit(
   del tmp_path
 
 
-def test_sls17_no_fence_backend_is_refused():
+@pytest.mark.conformance('P2-SLS-17')
+def test_no_fence_backend_is_refused():
   """P2-SLS-17: services that cannot host the fence are refused."""
   from google.adk.mcp_apps.lifecycle import FenceUnsupportedError  # pylint: disable=g-import-not-at-top
   from google.adk.sessions.in_memory_session_service import InMemorySessionService  # pylint: disable=g-import-not-at-top

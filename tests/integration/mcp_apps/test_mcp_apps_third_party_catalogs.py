@@ -120,6 +120,7 @@ async def _session(toolset: McpToolset) -> Any:
   return await toolset._mcp_session_manager.create_session()
 
 
+@pytest.mark.conformance("P1-VIS-03")
 @pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
 async def test_system_monitor_poll_is_app_only_in_adk_catalogs(
     transport: str,
@@ -167,6 +168,7 @@ async def test_basic_vanillajs_get_time_is_a_ui_tool_in_both_catalogs() -> None:
   assert view.mime_type == APP_MIME_TYPE
 
 
+@pytest.mark.conformance("P1-DRD-02")
 async def test_map_read_by_uri_keeps_content_meta_csp() -> None:
   """P1-DRD-02 on map: the read content comes back whole, `_meta.ui.csp` kept."""
   uri = "ui://cesium-map/mcp-app.html"

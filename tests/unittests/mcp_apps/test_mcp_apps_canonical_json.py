@@ -64,11 +64,13 @@ _REASONS = {
 
 
 def _case(case_id: str) -> Any:
+  """Parametrizes a test over the case's vectors and marks it with the case."""
   vectors = [v for v in _VECTORS if v['case'] == case_id]
   assert vectors, case_id
-  return pytest.mark.parametrize(
+  parametrize = pytest.mark.parametrize(
       'vector', vectors, ids=[v['id'] for v in vectors]
   )
+  return lambda test: pytest.mark.conformance(case_id)(parametrize(test))
 
 
 def _limits(vector: dict[str, Any]) -> dict[str, int]:
@@ -103,24 +105,25 @@ def test_vectors_are_well_formed():
 
 
 @_case('P2-CJ-01')
-def test_p2_cj_01_jcs_key_order_numbers_escaping(vector):
+def test_jcs_key_order_numbers_escaping(vector):
   """P2-CJ-01: RFC 8785 key order, number form, escaping, valid Unicode."""
   _check_vector(vector)
 
 
 @_case('P2-CJ-02')
-def test_p2_cj_02_integer_range(vector):
+def test_integer_range_vectors(vector):
   """P2-CJ-02: |int| > 2**53-1 refused; 2**53-1 accepted."""
   _check_vector(vector)
 
 
+@pytest.mark.conformance('P2-CJ-02')
 @pytest.mark.parametrize('purpose', _PURPOSES, ids=lambda p: p.value)
 @pytest.mark.parametrize(
     'value',
     [2**53, -(2**53), 2**63, -(2**100)],
     ids=['+2^53', '-2^53', '2^63', '-2^100'],
 )
-def test_p2_cj_02_integer_range_refused_for_every_purpose(purpose, value):
+def test_integer_range_refused_for_every_purpose(purpose, value):
   """P2-CJ-02: every purpose forbids the integer, with a typed error."""
   with pytest.raises(cj.CanonicalJsonIntegerRangeError) as raised:
     cj.canonicalize({'n': [value]}, purpose=purpose)
@@ -134,12 +137,13 @@ def test_p2_cj_02_integer_range_refused_for_every_purpose(purpose, value):
 
 
 @_case('P2-CJ-03')
-def test_p2_cj_03_negative_zero(vector):
+def test_negative_zero_is_written_as_zero(vector):
   """P2-CJ-03: negative zero is written `0`."""
   _check_vector(vector)
 
 
-def test_p2_cj_03_negative_zero_has_the_digest_of_zero():
+@pytest.mark.conformance('P2-CJ-03')
+def test_negative_zero_has_the_digest_of_zero():
   """P2-CJ-03: -0.0, 0.0 and 0 are one value, with one digest."""
   values = [-0.0, 0.0, 0]
   assert {cj.canonicalize(v) for v in values} == {b'0'}
@@ -148,15 +152,16 @@ def test_p2_cj_03_negative_zero_has_the_digest_of_zero():
 
 
 @_case('P2-CJ-04')
-def test_p2_cj_04_non_finite_refused(vector):
+def test_non_finite_refused(vector):
   """P2-CJ-04: NaN, +Infinity and -Infinity are refused."""
   _check_vector(vector)
 
 
+@pytest.mark.conformance('P2-CJ-04')
 @pytest.mark.parametrize(
     'value', [math.nan, math.inf, -math.inf], ids=['nan', 'inf', '-inf']
 )
-def test_p2_cj_04_non_finite_python_floats_refused(value):
+def test_non_finite_python_floats_refused(value):
   """P2-CJ-04: the Python floats, at the top and nested, are refused."""
   for wrapped in (value, [value], {'a': {'b': [1, value]}}):
     with pytest.raises(cj.CanonicalJsonNonFiniteError):
@@ -164,15 +169,16 @@ def test_p2_cj_04_non_finite_python_floats_refused(value):
 
 
 @_case('P2-CJ-05')
-def test_p2_cj_05_size_on_final_canonical_bytes(vector):
+def test_size_on_final_canonical_bytes(vector):
   """P2-CJ-05: size is the canonical UTF-8 length; limit passes, +1 fails."""
   _check_vector(vector)
 
 
+@pytest.mark.conformance('P2-CJ-05')
 @pytest.mark.parametrize(
     'text', ['a', '\u00e9', '\u20ac', '\U0001f600', '\n', '\x01', '"']
 )
-def test_p2_cj_05_size_limit_is_exact_for_every_encoding_width(text):
+def test_size_limit_is_exact_for_every_encoding_width(text):
   """P2-CJ-05: exactly the limit passes, one byte more fails."""
   value = {'k': [text * 5, 1e-7, 12.0]}
   size = len(cj.canonicalize(value))
@@ -183,12 +189,13 @@ def test_p2_cj_05_size_limit_is_exact_for_every_encoding_width(text):
 
 
 @_case('P2-CJ-06')
-def test_p2_cj_06_depth(vector):
+def test_depth_counts_open_containers(vector):
   """P2-CJ-06: depth counts open containers; 64 passes, 65 fails."""
   _check_vector(vector)
 
 
-def test_p2_cj_06_cycles_are_too_deep():
+@pytest.mark.conformance('P2-CJ-06')
+def test_cycles_are_too_deep():
   """P2-CJ-06: a reference cycle is infinitely deep, so refused as such."""
   cyclic: list[Any] = [1]
   cyclic.append(cyclic)
@@ -200,7 +207,8 @@ def test_p2_cj_06_cycles_are_too_deep():
     cj.canonicalize(mapping)
 
 
-def test_p2_cj_06_far_too_deep_values_fail_fast():
+@pytest.mark.conformance('P2-CJ-06')
+def test_far_too_deep_values_fail_fast():
   """P2-CJ-06: a value far beyond the limit never reaches the C stack."""
   value: Any = 0
   for _ in range(100_000):
@@ -209,7 +217,8 @@ def test_p2_cj_06_far_too_deep_values_fail_fast():
     cj.canonicalize(value)
 
 
-def test_p2_cj_07_default_limits():
+@pytest.mark.conformance('P2-CJ-07')
+def test_default_limits_are_8_mib_and_depth_64():
   """P2-CJ-07: the defaults are 8 MiB and depth 64."""
   assert cj.DEFAULT_MAX_BYTES == 8 * 1024 * 1024
   assert cj.DEFAULT_MAX_DEPTH == 64
@@ -228,7 +237,8 @@ def test_p2_cj_07_default_limits():
   assert raised.value.limit == 64
 
 
-def test_p2_cj_07_limits_are_configurable():
+@pytest.mark.conformance('P2-CJ-07')
+def test_limits_are_configurable():
   """P2-CJ-07: a profile can raise or lower both limits."""
   deep: Any = 1
   for _ in range(100):
@@ -249,6 +259,7 @@ def test_p2_cj_07_limits_are_configurable():
     cj.envelope('replay-identity', [1, 2], max_bytes=4)
 
 
+@pytest.mark.conformance('P2-CJ-07')
 @pytest.mark.parametrize(
     'limits',
     [
@@ -261,13 +272,14 @@ def test_p2_cj_07_limits_are_configurable():
         {'max_depth': 2.0},
     ],
 )
-def test_p2_cj_07_invalid_limits_are_rejected(limits):
+def test_invalid_limits_are_rejected(limits):
   """P2-CJ-07: a misconfigured limit is a programming error."""
   with pytest.raises(ValueError):
     cj.canonicalize([], **limits)
 
 
-def test_p2_cj_08_four_purposes_four_distinct_envelopes_and_digests():
+@pytest.mark.conformance('P2-CJ-08')
+def test_four_purposes_four_distinct_envelopes_and_digests():
   """P2-CJ-08: one payload under four purposes gives four envelopes."""
   payload = {'tool': 'query', 'arguments': {'sql': 'SELECT 1', 'limit': 10}}
   body = cj.canonicalize(payload)
@@ -284,7 +296,8 @@ def test_p2_cj_08_four_purposes_four_distinct_envelopes_and_digests():
       json.loads(data)
 
 
-def test_p2_cj_08_envelope_opens_only_under_its_own_purpose():
+@pytest.mark.conformance('P2-CJ-08')
+def test_envelope_opens_only_under_its_own_purpose():
   """P2-CJ-08: none verifies under another purpose."""
   payload = [1, 'two', {'three': 3.0}]
   for sealed in _PURPOSES:
@@ -309,7 +322,8 @@ def test_p2_cj_08_envelope_opens_only_under_its_own_purpose():
       cj.open_envelope('sealed-result', malformed)
 
 
-def test_p2_cj_08_purpose_names_are_closed():
+@pytest.mark.conformance('P2-CJ-08')
+def test_purpose_names_are_closed():
   """P2-CJ-08: only the four declared purposes exist."""
   assert [p.value for p in cj.Purpose] == [
       'sealed-result',
@@ -325,10 +339,11 @@ def test_p2_cj_08_purpose_names_are_closed():
     cj.canonicalize({}, purpose='other')
 
 
+@pytest.mark.conformance('P2-CJ-08')
 @pytest.mark.parametrize(
     'vector', _ENVELOPES, ids=[v['id'] for v in _ENVELOPES]
 )
-def test_p2_cj_08_p2_cj_10_envelope_golden_vectors(vector):
+def test_envelope_golden_vectors(vector):
   """P2-CJ-08/P2-CJ-10: envelope bytes and digests match the vectors."""
   value = json.loads(vector['input'])
   data = cj.envelope(vector['purpose'], value)
@@ -338,7 +353,8 @@ def test_p2_cj_08_p2_cj_10_envelope_golden_vectors(vector):
   )
 
 
-def test_p2_cj_10_golden_vectors_cover_every_case():
+@pytest.mark.conformance('P2-CJ-10')
+def test_golden_vectors_cover_every_case():
   """P2-CJ-10: the shared vectors exercise P2-CJ-01..06, valid and not."""
   by_case = collections.Counter(v['case'] for v in _VECTORS)
   for case in ('01', '02', '03', '04', '05', '06'):
@@ -443,6 +459,7 @@ def test_placeholder_text_inside_strings_falls_back_correctly():
   assert cj.canonicalize([1e-5, 1e-5, 'x']) == b'[0.00001,0.00001,"x"]'
 
 
+@pytest.mark.conformance('P2-CJ-01')
 def test_astral_member_names_sort_by_utf16_on_every_path():
   """Names above U+FFFF sort before U+E000..U+FFFF (UTF-16 order)."""
   value = {'\uff01': 1, '\U0001f600': 2, 'a': {'\ue000': 3, '\U00010000': 4}}
@@ -484,9 +501,10 @@ _DOCUMENTS = st.recursive(
 )
 
 
+@pytest.mark.conformance('P2-CJ-01')
 @settings(max_examples=2000, deadline=None)
 @given(_DOCUMENTS)
-def test_p2_cj_01_fast_path_matches_reference_encoder(value):
+def test_fast_path_matches_reference_encoder(value):
   """P2-CJ-01: every path writes the same bytes as the reference encoder."""
   expected = cj._reference_encode(value, 64, None).encode('utf-8')
   assert cj.canonicalize(value) == expected
@@ -496,9 +514,10 @@ def test_p2_cj_01_fast_path_matches_reference_encoder(value):
     pass
 
 
+@pytest.mark.conformance('P2-CJ-01')
 @settings(max_examples=2000, deadline=None)
 @given(st.floats(allow_nan=False, allow_infinity=False))
-def test_p2_cj_01_numbers_round_trip_in_ecmascript_form(x):
+def test_numbers_round_trip_in_ecmascript_form(x):
   """P2-CJ-01: shortest round-trip digits, ECMAScript notation."""
   text = cj._format_float(x)
   assert float(text) == x

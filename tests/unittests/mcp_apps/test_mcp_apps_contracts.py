@@ -67,8 +67,9 @@ _DEV_PROVIDERS = [
 ]
 
 
+@pytest.mark.conformance('P2-RDY-11')
 @pytest.mark.parametrize('cls, contract', _DEV_PROVIDERS)
-def test_rdy_11_dev_providers_implement_and_are_marked(cls, contract):
+def test_dev_providers_implement_and_are_marked(cls, contract):
   """P2-RDY-11: each dev provider implements its contract, marked dev-only."""
   provider = cls()
   assert isinstance(provider, contract)
@@ -78,6 +79,7 @@ def test_rdy_11_dev_providers_implement_and_are_marked(cls, contract):
   assert 'DEV ONLY' in cls.__doc__
 
 
+@pytest.mark.conformance('P2-RDY-11')
 @pytest.mark.parametrize(
     'client_host, origin',
     [
@@ -90,7 +92,7 @@ def test_rdy_11_dev_providers_implement_and_are_marked(cls, contract):
         ('127.0.0.1', 'https://127.0.0.1'),
     ],
 )
-def test_rdy_11_dev_resolver_accepts_loopback_requests(client_host, origin):
+def test_dev_resolver_accepts_loopback_requests(client_host, origin):
   """P2-RDY-11: a loopback peer and origin resolve to the dev principal."""
   resolver = local_dev.LocalDevPrincipalResolver('dev-user')
   principal = asyncio.run(
@@ -100,6 +102,7 @@ def test_rdy_11_dev_resolver_accepts_loopback_requests(client_host, origin):
   assert 'dev-user' not in repr(principal)
 
 
+@pytest.mark.conformance('P2-RDY-11')
 @pytest.mark.parametrize(
     'client_host, origin',
     [
@@ -115,7 +118,7 @@ def test_rdy_11_dev_resolver_accepts_loopback_requests(client_host, origin):
         ('::ffff:10.0.0.1', None),
     ],
 )
-def test_rdy_11_dev_resolver_refuses_non_loopback_requests(client_host, origin):
+def test_dev_resolver_refuses_non_loopback_requests(client_host, origin):
   """P2-RDY-11: a non-loopback peer or origin resolves no principal."""
   resolver = local_dev.LocalDevPrincipalResolver()
   with pytest.raises(PrincipalUnresolvedError) as excinfo:
@@ -124,7 +127,8 @@ def test_rdy_11_dev_resolver_refuses_non_loopback_requests(client_host, origin):
   assert isinstance(excinfo.value, McpAppsError)
 
 
-def test_rdy_11_dev_authorizer_grants_export_only_when_enabled():
+@pytest.mark.conformance('P2-RDY-11')
+def test_dev_authorizer_grants_export_only_when_enabled():
   """P2-RDY-11: the dev authorizer never grants export by default."""
   principal = Principal('p')
   default = local_dev.LocalDevSessionAuthorizer()
@@ -140,7 +144,8 @@ def test_rdy_11_dev_authorizer_grants_export_only_when_enabled():
   )
 
 
-def test_rdy_11_dev_sealed_store_is_scoped_and_immutable():
+@pytest.mark.conformance('P2-RDY-11')
+def test_dev_sealed_store_is_scoped_and_immutable():
   """P2-RDY-11: the dev sealed store honours scope and immutable create."""
   store = local_dev.LocalDevSealedResultStore()
   scope = SealedRecordScope(_SESSION, 1, 'event-1', 'call-1')
@@ -180,7 +185,8 @@ def test_rdy_11_dev_sealed_store_is_scoped_and_immutable():
   assert '{"content"' not in repr(envelope)
 
 
-def test_rdy_11_dev_lifecycle_store_enforces_the_state_machine():
+@pytest.mark.conformance('P2-RDY-11')
+def test_dev_lifecycle_store_enforces_the_state_machine():
   """P2-RDY-11: the dev lifecycle store refuses out-of-order transitions."""
   store = local_dev.LocalDevSessionLifecycleStore()
 
@@ -218,7 +224,8 @@ def test_rdy_11_dev_lifecycle_store_enforces_the_state_machine():
   asyncio.run(scenario())
 
 
-def test_rdy_11_dev_audit_store_is_idempotent_per_status():
+@pytest.mark.conformance('P2-RDY-11')
+def test_dev_audit_store_is_idempotent_per_status():
   """P2-RDY-11: the dev audit store keeps one record per status."""
   store = local_dev.LocalDevExportAuditStore(retention_seconds=10)
   record = ExportAuditRecord(
@@ -235,7 +242,8 @@ def test_rdy_11_dev_audit_store_is_idempotent_per_status():
   asyncio.run(scenario())
 
 
-def test_rdy_11_dev_key_provider_and_classification():
+@pytest.mark.conformance('P2-RDY-11')
+def test_dev_key_provider_and_classification():
   """P2-RDY-11: dev key lookup is typed; unknown tools are not replay-safe."""
   keys = local_dev.LocalDevKeyProvider(secret=b'k' * 32)
   assert keys.key('local-dev-1') == keys.active_key()

@@ -131,7 +131,8 @@ def _fault(event: Event, **kwargs: Any) -> tuple[ReferenceFault, str]:
 # --- P2-DESC-01 --------------------------------------------------------------
 
 
-def test_p2_desc_01_descriptor_fields_and_wire_names():
+@pytest.mark.conformance("P2-DESC-01")
+def test_descriptor_fields_and_wire_names():
   widget = _descriptor("fc-1", "rec-1").to_widget()
 
   assert widget.id == "fc-1"
@@ -170,7 +171,8 @@ def test_p2_desc_01_descriptor_fields_and_wire_names():
   }
 
 
-def test_p2_desc_01_branch_is_carried_when_set():
+@pytest.mark.conformance("P2-DESC-01")
+def test_branch_is_carried_when_set():
   descriptor = _descriptor("fc-1", "rec-1").model_copy(
       update={
           "correlation": WidgetCorrelation(
@@ -188,7 +190,8 @@ def test_p2_desc_01_branch_is_carried_when_set():
   assert read_mcp_widget(descriptor.to_widget()) == descriptor
 
 
-def test_p2_desc_01_dual_read_tells_descriptor_from_legacy():
+@pytest.mark.conformance("P2-DESC-01")
+def test_dual_read_tells_descriptor_from_legacy():
   descriptor = _descriptor("fc-1", "rec-1")
 
   assert read_mcp_widget(descriptor.to_widget()) == descriptor
@@ -200,6 +203,7 @@ def test_p2_desc_01_dual_read_tells_descriptor_from_legacy():
   )
 
 
+@pytest.mark.conformance("P2-DESC-01")
 @pytest.mark.parametrize(
     "change",
     [
@@ -211,7 +215,7 @@ def test_p2_desc_01_dual_read_tells_descriptor_from_legacy():
     ],
     ids=["version", "empty_uri", "no_server", "extra_field", "other_call"],
 )
-def test_p2_desc_01_invalid_descriptor_is_typed(change: dict[str, Any]):
+def test_invalid_descriptor_is_typed(change: dict[str, Any]):
   payload = _descriptor("fc-1", "rec-1").to_payload()
   for key, value in change.items():
     if key == "correlation":
@@ -233,7 +237,8 @@ def test_p2_desc_01_invalid_descriptor_is_typed(change: dict[str, Any]):
 # --- P2-REF-07 ---------------------------------------------------------------
 
 
-def test_p2_ref_07_reordered_responses_keep_mapping():
+@pytest.mark.conformance("P2-REF-07")
+def test_reordered_responses_keep_mapping():
   widgets = [
       _descriptor("fc-a", "rec-a").to_widget(),
       _descriptor("fc-b", "rec-b").to_widget(),
@@ -275,7 +280,8 @@ def test_p2_ref_07_reordered_responses_keep_mapping():
 # --- P2-REF-08 ---------------------------------------------------------------
 
 
-def test_p2_ref_08_two_widgets_for_one_call_rejected():
+@pytest.mark.conformance("P2-REF-08")
+def test_two_widgets_for_one_call_rejected():
   widgets = [
       _descriptor("fc-1", "rec-1").to_widget(),
       _descriptor("fc-1", "rec-2").to_widget(),
@@ -287,7 +293,8 @@ def test_p2_ref_08_two_widgets_for_one_call_rejected():
   )
 
 
-def test_p2_ref_08_duplicate_record_rejected_across_widgets():
+@pytest.mark.conformance("P2-REF-08")
+def test_duplicate_record_rejected_across_widgets():
   widgets = [
       _descriptor("fc-1", "rec-1").to_widget(),
       _descriptor("fc-2", "rec-1").to_widget(),
@@ -299,7 +306,8 @@ def test_p2_ref_08_duplicate_record_rejected_across_widgets():
   )
 
 
-def test_p2_ref_08_duplicate_record_rejected_in_event_map():
+@pytest.mark.conformance("P2-REF-08")
+def test_duplicate_record_rejected_in_event_map():
   refs = {"fc-1": _ref("rec-1"), "fc-2": _ref("rec-1")}
 
   fault, _ = _fault(_event(["fc-1", "fc-2"], refs=refs))
@@ -307,7 +315,8 @@ def test_p2_ref_08_duplicate_record_rejected_in_event_map():
   assert fault is ReferenceFault.DUPLICATE
 
 
-def test_p2_ref_08_duplicate_record_rejected_across_placements():
+@pytest.mark.conformance("P2-REF-08")
+def test_duplicate_record_rejected_across_placements():
   widgets = [_descriptor("fc-1", "rec-1").to_widget()]
   refs = {"fc-2": _ref("rec-1")}
 
@@ -317,7 +326,8 @@ def test_p2_ref_08_duplicate_record_rejected_across_placements():
   )
 
 
-def test_p2_ref_08_same_call_in_both_placements_rejected():
+@pytest.mark.conformance("P2-REF-08")
+def test_same_call_in_both_placements_rejected():
   widgets = [_descriptor("fc-1", "rec-1").to_widget()]
   refs = {"fc-1": _ref("rec-2")}
 
@@ -330,7 +340,8 @@ def test_p2_ref_08_same_call_in_both_placements_rejected():
 # --- P2-REF-09 ---------------------------------------------------------------
 
 
-def test_p2_ref_09_widget_reference_without_function_response():
+@pytest.mark.conformance("P2-REF-09")
+def test_widget_reference_without_function_response():
   widgets = [_descriptor("fc-1", "rec-1").to_widget()]
 
   assert _fault(_event(["fc-other"], widgets)) == (
@@ -339,7 +350,8 @@ def test_p2_ref_09_widget_reference_without_function_response():
   )
 
 
-def test_p2_ref_09_event_reference_without_function_response():
+@pytest.mark.conformance("P2-REF-09")
+def test_event_reference_without_function_response():
   refs = {"fc-ghost": _ref("rec-1")}
 
   assert _fault(_event(["fc-1"], refs=refs)) == (
@@ -348,7 +360,8 @@ def test_p2_ref_09_event_reference_without_function_response():
   )
 
 
-def test_p2_ref_09_event_without_any_response_rejected():
+@pytest.mark.conformance("P2-REF-09")
+def test_event_without_any_response_rejected():
   event = Event(
       invocation_id="inv-1",
       author="probe",
@@ -361,7 +374,8 @@ def test_p2_ref_09_event_without_any_response_rejected():
 # --- P2-REF-10 ---------------------------------------------------------------
 
 
-def test_p2_ref_10_descriptor_without_reference_rejected():
+@pytest.mark.conformance("P2-REF-10")
+def test_descriptor_without_reference_rejected():
   widgets = [_descriptor("fc-1").to_widget()]
 
   assert _fault(_event(["fc-1"], widgets)) == (
@@ -370,14 +384,16 @@ def test_p2_ref_10_descriptor_without_reference_rejected():
   )
 
 
-def test_p2_ref_10_sealed_interactive_without_event_entry_rejected():
+@pytest.mark.conformance("P2-REF-10")
+def test_sealed_interactive_without_event_entry_rejected():
   assert _fault(_event(["fc-1"]), sealed_interactive=frozenset({"fc-1"})) == (
       ReferenceFault.MISSING_REFERENCE,
       "fc-1",
   )
 
 
-def test_p2_ref_10_rendering_reference_in_event_map_rejected():
+@pytest.mark.conformance("P2-REF-10")
+def test_rendering_reference_in_event_map_rejected():
   # The render-producing call's reference sits in the Event-level map.
   widgets = [_descriptor("fc-1").to_widget()]
   refs = {"fc-1": _ref("rec-1")}
@@ -388,7 +404,8 @@ def test_p2_ref_10_rendering_reference_in_event_map_rejected():
   )
 
 
-def test_p2_ref_10_legacy_widget_named_by_event_map_rejected():
+@pytest.mark.conformance("P2-REF-10")
+def test_legacy_widget_named_by_event_map_rejected():
   refs = {"fc-1": _ref("rec-1")}
 
   assert _fault(_event(["fc-1"], [_legacy("fc-1")], refs)) == (
@@ -397,7 +414,8 @@ def test_p2_ref_10_legacy_widget_named_by_event_map_rejected():
   )
 
 
-def test_p2_ref_10_well_formed_event_passes():
+@pytest.mark.conformance("P2-REF-10")
+def test_well_formed_event_passes():
   widgets = [_descriptor("fc-1", "rec-1").to_widget(), _legacy("fc-3")]
   refs = {"fc-2": _ref("rec-2")}
 
@@ -410,7 +428,8 @@ def test_p2_ref_10_well_formed_event_passes():
 # --- P2-REF-14 ---------------------------------------------------------------
 
 
-def test_p2_ref_14_profile_less_event_carries_no_reference():
+@pytest.mark.conformance("P2-REF-14")
+def test_profile_less_event_carries_no_reference():
   event = _event(["fc-1", "fc-2"], [_legacy("fc-1"), _legacy("fc-2")])
 
   validate_event_references(event)
@@ -440,7 +459,8 @@ def _pinned_event_model() -> type[pydantic.BaseModel]:
   )
 
 
-def test_p2_comp_06_pinned_reader_parses_new_events():
+@pytest.mark.conformance("P2-COMP-06")
+def test_pinned_reader_parses_new_events():
   pinned = _pinned_event_model()
   assert Event.model_config["extra"] == "ignore"
   assert "sealed_result_refs" not in pinned.model_fields
@@ -472,7 +492,8 @@ def test_p2_comp_06_pinned_reader_parses_new_events():
   )
 
 
-def test_p2_comp_06_forbidding_event_actions_accepts_descriptor():
+@pytest.mark.conformance("P2-COMP-06")
+def test_forbidding_event_actions_accepts_descriptor():
   assert EventActions.model_config["extra"] == "forbid"
   actions = EventActions(
       render_ui_widgets=[_descriptor("fc-1", "rec-1").to_widget()]
@@ -490,6 +511,7 @@ def test_p2_comp_06_forbidding_event_actions_accepts_descriptor():
 # --- The append stage refuses what validation rejects -------------------------
 
 
+@pytest.mark.conformance("P2-REF-08", "P2-REF-09", "P2-REF-10")
 @pytest.mark.parametrize(
     ("event", "fault"),
     [
@@ -511,7 +533,7 @@ def test_p2_comp_06_forbidding_event_actions_accepts_descriptor():
     ],
     ids=["p2_ref_08", "p2_ref_09", "p2_ref_10"],
 )
-async def test_p2_ref_08_09_10_rejected_event_is_not_appended(
+async def test_rejected_event_is_not_appended(
     event: Event, fault: ReferenceFault
 ):
   service = InMemorySessionService()
@@ -542,10 +564,11 @@ _EQUIVALENT_SPELLINGS = (
 # A tool declares a UI resource only with a literal `ui://` prefix (the
 # rules of `McpTool.mcp_app_resource_uri`), so the upper-case scheme is left
 # to the selection case below.
+@pytest.mark.conformance("P1-URI-13")
 @pytest.mark.parametrize(
     "spelling", [u for u in _EQUIVALENT_SPELLINGS if u.startswith("ui://")]
 )
-def test_p1_uri_13_descriptor_matches_tool_uri_canonically(
+def test_descriptor_matches_tool_uri_canonically(
     spelling: str,
 ) -> None:
   """A tool's `_meta.ui.resourceUri` matches the descriptor canonically."""
@@ -562,8 +585,9 @@ def test_p1_uri_13_descriptor_matches_tool_uri_canonically(
   assert not descriptor.matches_resource(None)
 
 
+@pytest.mark.conformance("P1-URI-14")
 @pytest.mark.parametrize("spelling", _EQUIVALENT_SPELLINGS)
-def test_p1_uri_14_selection_compares_canonical_uris(spelling: str) -> None:
+def test_selection_compares_canonical_uris(spelling: str) -> None:
   """Exact-one selection takes the item whose URI is canonically equal."""
   html = "<!doctype html><p>view</p>"
   item = mcp_types.TextResourceContents(

@@ -212,7 +212,8 @@ def test_errors_are_mcp_apps_errors() -> None:
     assert issubclass(error, McpAppsError)
 
 
-def test_p2_rlt_01_tokens_are_opaque_unguessable_and_generation_bound() -> None:
+@pytest.mark.conformance('P2-RLT-01')
+def test_tokens_are_opaque_unguessable_and_generation_bound() -> None:
   """P2-RLT-01: each acquire issues a distinct, opaque, one-generation token."""
   ledger, _ = _ledger()
   ledger.open_generation('generation-2', Closer())
@@ -256,8 +257,9 @@ def test_open_and_acquire_refusals() -> None:
 # --------------------------------------------------------------------------
 
 
+@pytest.mark.conformance('P2-RLT-02', 'P2-RLT-03')
 @pytest.mark.parametrize('order', ['a_then_b', 'b_then_a'])
-async def test_p2_rlt_02_03_both_orders_close_once_after_second_release(
+async def test_both_orders_close_once_after_second_release(
     order: str,
 ) -> None:
   """P2-RLT-02 (A then B) and P2-RLT-03 (B then A): one close, after the 2nd."""
@@ -275,8 +277,9 @@ async def test_p2_rlt_02_03_both_orders_close_once_after_second_release(
   assert ledger.state(GEN) is GenerationState.CLOSED
 
 
+@pytest.mark.conformance('P2-RLT-04', 'P2-RLT-05')
 @pytest.mark.parametrize('duplicate', ['a', 'b'])
-async def test_p2_rlt_04_05_duplicate_release_never_releases_the_other(
+async def test_duplicate_release_never_releases_the_other(
     duplicate: str,
 ) -> None:
   """P2-RLT-04 (A twice) and P2-RLT-05 (B twice): the other token survives."""
@@ -298,7 +301,8 @@ async def test_p2_rlt_04_05_duplicate_release_never_releases_the_other(
   assert (closer.attempts, closer.successes) == (1, 1)
 
 
-async def test_p2_rlt_06_close_times_out_once_then_succeeds() -> None:
+@pytest.mark.conformance('P2-RLT-06')
+async def test_close_times_out_once_then_succeeds() -> None:
   """P2-RLT-06: a close raising TimeoutError once is retried: one success."""
   ledger, closer = _ledger(Closer(['timeout']))
   token = ledger.acquire(GEN)
@@ -311,7 +315,8 @@ async def test_p2_rlt_06_close_times_out_once_then_succeeds() -> None:
   assert (closer.attempts, closer.successes) == (2, 1)
 
 
-async def test_p2_rlt_06_attempt_timeout_cuts_a_hung_close() -> None:
+@pytest.mark.conformance('P2-RLT-06')
+async def test_attempt_timeout_cuts_a_hung_close() -> None:
   """P2-RLT-06: the ledger's attempt timeout ends a hung close and retries.
 
   The first attempt waits on an event nobody sets, so only the ledger's
@@ -327,9 +332,8 @@ async def test_p2_rlt_06_attempt_timeout_cuts_a_hung_close() -> None:
   assert closer.active == 0
 
 
-async def test_p2_rlt_06_cancelled_release_is_retried_by_repeat_release() -> (
-    None
-):
+@pytest.mark.conformance('P2-RLT-06')
+async def test_cancelled_release_is_retried_by_repeat_release() -> None:
   """P2-RLT-06: a cancelled release leaves the close pending; repeating the
   same token's release finishes it exactly once, and never twice."""
   pending: list[str] = []
@@ -358,7 +362,8 @@ async def test_p2_rlt_06_cancelled_release_is_retried_by_repeat_release() -> (
   assert closer.successes == 1
 
 
-async def test_p2_rlt_06_exhausted_attempts_are_retried_by_the_ledger() -> None:
+@pytest.mark.conformance('P2-RLT-06')
+async def test_exhausted_attempts_are_retried_by_the_ledger() -> None:
   """P2-RLT-06: every attempt failing leaves the close pending and typed;
   `retry_pending()` (the registry's entry point) closes it exactly once."""
   pending: list[str] = []
@@ -384,7 +389,8 @@ async def test_p2_rlt_06_exhausted_attempts_are_retried_by_the_ledger() -> None:
   assert closer.successes == 1
 
 
-async def test_p2_rlt_06_cancelled_retry_strands_no_generation() -> None:
+@pytest.mark.conformance('P2-RLT-06')
+async def test_cancelled_retry_strands_no_generation() -> None:
   """P2-RLT-06: cancelling `retry_pending()` mid-close leaves every
   generation pending (none stuck closing); the next retry closes each once."""
   ledger = RunnerLeaseLedger(retry_policy=LeaseRetryPolicy(max_attempts=1))
@@ -409,7 +415,8 @@ async def test_p2_rlt_06_cancelled_retry_strands_no_generation() -> None:
   assert [c.attempts for c in closers.values()] == [3, 2]
 
 
-async def test_p2_rlt_07_one_release_leaves_the_generation_working() -> None:
+@pytest.mark.conformance('P2-RLT-07')
+async def test_one_release_leaves_the_generation_working() -> None:
   """P2-RLT-07: one holder's release leaves the generation open for others."""
   ledger, closer = _ledger()
   a, b = ledger.acquire(GEN), ledger.acquire(GEN)
@@ -424,7 +431,8 @@ async def test_p2_rlt_07_one_release_leaves_the_generation_working() -> None:
   assert closer.successes == 1
 
 
-async def test_p2_rlt_08_final_release_closes_exactly_once() -> None:
+@pytest.mark.conformance('P2-RLT-08')
+async def test_final_release_closes_exactly_once() -> None:
   """P2-RLT-08: the last release closes once; nothing re-closes it."""
   ledger, closer = _ledger()
   tokens = [ledger.acquire(GEN) for _ in range(4)]
@@ -439,7 +447,8 @@ async def test_p2_rlt_08_final_release_closes_exactly_once() -> None:
   assert (closer.attempts, closer.successes) == (1, 1)
 
 
-async def test_p2_rlt_09_shutdown_closes_whatever_tokens_remain() -> None:
+@pytest.mark.conformance('P2-RLT-09')
+async def test_shutdown_closes_whatever_tokens_remain() -> None:
   """P2-RLT-09: shutdown closes every generation once; later releases
   close nothing; nothing new is leased."""
   ledger, first = _ledger()
@@ -462,7 +471,8 @@ async def test_p2_rlt_09_shutdown_closes_whatever_tokens_remain() -> None:
     ledger.open_generation('late', Closer())
 
 
-async def test_p2_rlt_09_incomplete_shutdown_is_typed_and_repeatable() -> None:
+@pytest.mark.conformance('P2-RLT-09')
+async def test_incomplete_shutdown_is_typed_and_repeatable() -> None:
   """P2-RLT-09: a shutdown whose close fails says so; repeating it closes."""
   ledger, closer = _ledger(
       Closer(['fail']), retry_policy=LeaseRetryPolicy(max_attempts=1)
@@ -480,8 +490,9 @@ async def test_p2_rlt_09_incomplete_shutdown_is_typed_and_repeatable() -> None:
 # --------------------------------------------------------------------------
 
 
+@pytest.mark.conformance('P2-RLT-02')
 @pytest.mark.parametrize('round_', range(25))
-def test_p2_rlt_02_concurrent_releases_on_two_loops_close_once(
+def test_concurrent_releases_on_two_loops_close_once(
     round_: int,
 ) -> None:
   """P2-RLT-02/08: two threads, two loops, released together: one close."""
@@ -508,8 +519,9 @@ def test_p2_rlt_02_concurrent_releases_on_two_loops_close_once(
   assert (closer.attempts, closer.successes) == (1, 1)
 
 
+@pytest.mark.conformance('P2-RLT-04')
 @pytest.mark.parametrize('round_', range(10))
-def test_p2_rlt_04_same_token_released_concurrently_releases_once(
+def test_same_token_released_concurrently_releases_once(
     round_: int,
 ) -> None:
   """P2-RLT-04: one token released from two threads at once counts once."""
@@ -535,7 +547,8 @@ def test_p2_rlt_04_same_token_released_concurrently_releases_once(
   assert ledger.is_held(other) and closer.attempts == 0
 
 
-def test_p2_rlt_09_shutdown_waits_for_a_close_running_on_another_loop(
+@pytest.mark.conformance('P2-RLT-09')
+def test_shutdown_waits_for_a_close_running_on_another_loop(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
   """P2-RLT-08/09: shutdown on loop 2 waits for the last release's close on
@@ -567,7 +580,8 @@ def test_p2_rlt_09_shutdown_waits_for_a_close_running_on_another_loop(
   assert (closer.attempts, closer.successes, closer.max_active) == (1, 1, 1)
 
 
-def test_p2_rlt_06_shutdown_takes_over_a_cancelled_close(
+@pytest.mark.conformance('P2-RLT-06')
+def test_shutdown_takes_over_a_cancelled_close(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
   """P2-RLT-06/09: the last release is cancelled mid-close on loop 1 while
@@ -608,9 +622,8 @@ def test_p2_rlt_06_shutdown_takes_over_a_cancelled_close(
 # --------------------------------------------------------------------------
 
 
-async def test_p2_rlt_01_bind_runner_stores_token_and_close_releases_it() -> (
-    None
-):
+@pytest.mark.conformance('P2-RLT-01')
+async def test_bind_runner_stores_token_and_close_releases_it() -> None:
   """P2-RLT-01: binding stores one token in the Runner's side table;
   `Runner.close()` releases exactly that token."""
   ledger, closer = _ledger()
@@ -630,9 +643,8 @@ async def test_p2_rlt_01_bind_runner_stores_token_and_close_releases_it() -> (
   assert closer.successes == 1
 
 
-async def test_p2_reg_11_runner_cleanup_toolset_close_releases_no_token() -> (
-    None
-):
+@pytest.mark.conformance('P2-REG-11')
+async def test_runner_cleanup_toolset_close_releases_no_token() -> None:
   """P2-REG-11: the shared toolset's close(), run by Runner cleanup, releases
   no token; only the Runner's own token release moves the ledger."""
   ledger, closer = _ledger()
@@ -655,8 +667,9 @@ async def test_p2_reg_11_runner_cleanup_toolset_close_releases_no_token() -> (
   assert closer.successes == 1
 
 
+@pytest.mark.conformance('P2-RLT-04', 'P2-RLT-05')
 @pytest.mark.parametrize('duplicate', ['a', 'b'])
-async def test_p2_rlt_04_05_duplicate_runner_close(duplicate: str) -> None:
+async def test_duplicate_runner_close(duplicate: str) -> None:
   """P2-RLT-04/05: a Runner closed twice releases its token once only."""
   ledger, closer = _ledger()
   agent = _agent(NonOwningToolset(ledger))
@@ -671,9 +684,8 @@ async def test_p2_rlt_04_05_duplicate_runner_close(duplicate: str) -> None:
   assert (closer.attempts, closer.successes) == (1, 1)
 
 
-async def test_p2_rlt_06_cancelled_runner_close_retried_by_second_close() -> (
-    None
-):
+@pytest.mark.conformance('P2-RLT-06')
+async def test_cancelled_runner_close_retried_by_second_close() -> None:
   """P2-RLT-06: a cancelled `Runner.close()` keeps its token in the side
   table; the second close retries the pending close exactly once."""
   ledger, closer = _ledger(Closer(['gate']))
@@ -692,7 +704,8 @@ async def test_p2_rlt_06_cancelled_runner_close_retried_by_second_close() -> (
   assert (closer.attempts, closer.successes) == (2, 1)
 
 
-async def test_p2_rlt_09_runner_close_after_shutdown_closes_nothing() -> None:
+@pytest.mark.conformance('P2-RLT-09')
+async def test_runner_close_after_shutdown_closes_nothing() -> None:
   """P2-RLT-09: after registry shutdown, `Runner.close()` closes nothing."""
   ledger, closer = _ledger()
   agent = _agent(NonOwningToolset(ledger))

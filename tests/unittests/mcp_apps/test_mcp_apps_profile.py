@@ -56,10 +56,11 @@ _V1_CAPABILITIES = {
 # P2-PROF-01
 
 
+@pytest.mark.conformance('P2-PROF-01')
 @pytest.mark.parametrize(
     'field', [f.name for f in dataclasses.fields(McpAppsHostProfile)]
 )
-def test_prof_01_assigning_any_profile_field_raises(field):
+def test_assigning_any_profile_field_raises(field):
   """P2-PROF-01: assigning any field after construction raises."""
   profile = local_dev_profile()
   before = getattr(profile, field)
@@ -70,7 +71,8 @@ def test_prof_01_assigning_any_profile_field_raises(field):
   assert getattr(profile, field) is before
 
 
-def test_prof_01_nested_values_cannot_be_mutated():
+@pytest.mark.conformance('P2-PROF-01')
+def test_nested_values_cannot_be_mutated():
   """P2-PROF-01: nested settings, policies and limits are immutable too."""
   profile = local_dev_profile(
       resource_policy=ResourcePolicySettings(
@@ -101,7 +103,8 @@ def test_prof_01_nested_values_cannot_be_mutated():
   assert profile.resource_policy.revision == revision
 
 
-def test_prof_01_returned_wire_maps_are_copies():
+@pytest.mark.conformance('P2-PROF-01')
+def test_returned_wire_maps_are_copies():
   """P2-PROF-01: mutating a returned wire map leaves the profile unchanged."""
   profile = local_dev_profile()
   extensions = profile.client_extensions()
@@ -117,7 +120,8 @@ def test_prof_01_returned_wire_maps_are_copies():
 # P2-PROF-02
 
 
-def test_prof_02_profile_exposes_every_field_group():
+@pytest.mark.conformance('P2-PROF-02')
+def test_profile_exposes_every_field_group():
   """P2-PROF-02: every field group of the RFC table is on the profile."""
   profile = local_dev_profile()
   assert profile.extension_settings.to_wire() == {
@@ -144,7 +148,8 @@ def test_prof_02_profile_exposes_every_field_group():
   assert profile.limits_revision.startswith('sha256:')
 
 
-def test_prof_02_defaults_follow_the_rfc():
+@pytest.mark.conformance('P2-PROF-02')
+def test_defaults_follow_the_rfc():
   """P2-PROF-02: the policy defaults are the RFC's adopted defaults."""
   affinity = ConnectionAffinityPolicy()
   assert affinity.security_domain_keying is True
@@ -156,7 +161,8 @@ def test_prof_02_defaults_follow_the_rfc():
   assert CallbackPolicy().app_safe_input_callbacks.value == 'none'
 
 
-def test_prof_02_cross_session_sharing_needs_a_handle_contract():
+@pytest.mark.conformance('P2-PROF-02')
+def test_cross_session_sharing_needs_a_handle_contract():
   """P2-PROF-02: cross-Session sharing is opt-in with a declared contract."""
   shared = ConnectionAffinityPolicy(
       cross_session_sharing=CrossSessionSharing('explicit-server-handles/v1')
@@ -171,7 +177,8 @@ def test_prof_02_cross_session_sharing_needs_a_handle_contract():
       ConnectionAffinityPolicy(idle_eviction_seconds=bad)
 
 
-def test_prof_02_invalid_limits_and_field_types_are_rejected():
+@pytest.mark.conformance('P2-PROF-02')
+def test_invalid_limits_and_field_types_are_rejected():
   """P2-PROF-02: limits must be positive; field groups must be typed."""
   for bad in (0, -5, 1.5, True):
     with pytest.raises(HostPolicyError):
@@ -193,6 +200,7 @@ def test_prof_02_invalid_limits_and_field_types_are_rejected():
 # P2-ADV-03
 
 
+@pytest.mark.conformance('P2-ADV-03')
 @pytest.mark.parametrize(
     'settings',
     [
@@ -207,7 +215,7 @@ def test_prof_02_invalid_limits_and_field_types_are_rejected():
         {'mimeTypes': [MCP_APP_MIME_TYPE], 'features': ['streaming']},
     ],
 )
-def test_adv_03_settings_without_valid_mime_types_fail(settings):
+def test_settings_without_valid_mime_types_fail(settings):
   """P2-ADV-03: settings lacking (valid) `mimeTypes` fail validation."""
   advertised = []
   with pytest.raises(ExtensionSettingsError) as excinfo:
@@ -219,13 +227,15 @@ def test_adv_03_settings_without_valid_mime_types_fail(settings):
   assert advertised == []
 
 
-def test_adv_03_empty_mime_types_fail_direct_construction():
+@pytest.mark.conformance('P2-ADV-03')
+def test_empty_mime_types_fail_direct_construction():
   """P2-ADV-03: `mimeTypes` is REQUIRED also when built directly."""
   with pytest.raises(ExtensionSettingsError, match='REQUIRED'):
     ExtensionSettings(mime_types=())
 
 
-def test_adv_03_valid_settings_round_trip():
+@pytest.mark.conformance('P2-ADV-03')
+def test_valid_settings_round_trip():
   """P2-ADV-03: the valid settings map advertises exactly itself."""
   settings = ExtensionSettings.from_wire({'mimeTypes': [MCP_APP_MIME_TYPE]})
   profile = McpAppsHostProfile(name='p', extension_settings=settings)
@@ -237,13 +247,15 @@ def test_adv_03_valid_settings_round_trip():
 # P2-ADV-05
 
 
-def test_adv_05_default_host_capabilities_are_exactly_v1():
+@pytest.mark.conformance('P2-ADV-05')
+def test_default_host_capabilities_are_exactly_v1():
   """P2-ADV-05: the advertised host capabilities are exactly the v1 set."""
   assert HostCapabilities().to_wire() == _V1_CAPABILITIES
   assert local_dev_profile().host_capabilities.to_wire() == _V1_CAPABILITIES
 
 
-def test_adv_05_narrowing_drops_only_what_was_narrowed():
+@pytest.mark.conformance('P2-ADV-05')
+def test_narrowing_drops_only_what_was_narrowed():
   """P2-ADV-05: narrowing a modality or member removes only it."""
   narrowed = HostCapabilities(
       server_resources=False,
@@ -264,7 +276,8 @@ def test_adv_05_narrowing_drops_only_what_was_narrowed():
 # P2-ADV-06
 
 
-def test_adv_06_unsupported_members_cannot_be_expressed():
+@pytest.mark.conformance('P2-ADV-06')
+def test_unsupported_members_cannot_be_expressed():
   """P2-ADV-06: openLinks, downloadFile, logging, sandbox are not fields."""
   for member in (
       'open_links',
@@ -284,6 +297,7 @@ def test_adv_06_unsupported_members_cannot_be_expressed():
   assert 'listChanged' not in wire['serverResources']
 
 
+@pytest.mark.conformance('P2-ADV-06')
 @pytest.mark.parametrize(
     'field, modality',
     [
@@ -294,7 +308,7 @@ def test_adv_06_unsupported_members_cannot_be_expressed():
         ('update_model_context', MessageModality.TEXT),
     ],
 )
-def test_adv_06_unsupported_modalities_are_rejected(field, modality):
+def test_unsupported_modalities_are_rejected(field, modality):
   """P2-ADV-06: non-v1 modalities cannot be expressed."""
   with pytest.raises(HostCapabilitiesError, match='does not support'):
     HostCapabilities(**{field: frozenset({modality})})

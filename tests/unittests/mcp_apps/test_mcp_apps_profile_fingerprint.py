@@ -84,7 +84,8 @@ def _profile(**overrides):
 _BASE = binding_revision(_profile())
 
 
-def test_prof_binding_revision_format_and_determinism():
+@pytest.mark.conformance('P2-PROF-03')
+def test_binding_revision_format_and_determinism():
   """P2-PROF-03..12 precondition: `v1:<key_id>:<hex>`, deterministic."""
   assert re.fullmatch(r'v1:k1:[0-9a-f]{64}', _BASE)
   assert binding_revision(_profile()) == _BASE
@@ -99,7 +100,8 @@ def test_prof_binding_revision_format_and_determinism():
   assert not verify_binding_revision(other_key, _BASE)
 
 
-def test_prof_03_extension_settings_change_revision():
+@pytest.mark.conformance('P2-PROF-03')
+def test_extension_settings_change_revision():
   """P2-PROF-03: changing the settings map (`mimeTypes`) changes it."""
   changed = _profile(
       extension_settings=ExtensionSettings(
@@ -110,6 +112,7 @@ def test_prof_03_extension_settings_change_revision():
   assert not verify_binding_revision(changed, _BASE)
 
 
+@pytest.mark.conformance('P2-PROF-04')
 @pytest.mark.parametrize(
     'capabilities',
     [
@@ -125,12 +128,13 @@ def test_prof_03_extension_settings_change_revision():
         HostCapabilities(server_resources=False),
     ],
 )
-def test_prof_04_host_capability_modality_change_revision(capabilities):
+def test_host_capability_modality_change_revision(capabilities):
   """P2-PROF-04: changing any host capability or modality changes it."""
   assert binding_revision(_profile(host_capabilities=capabilities)) != _BASE
 
 
-def test_prof_05_callback_policy_change_revision():
+@pytest.mark.conformance('P2-PROF-05')
+def test_callback_policy_change_revision():
   """P2-PROF-05: changing the MCP-callback-matrix selection changes it."""
   changed = _profile(
       callback_policy=CallbackPolicy(app_path_progress=AppPathProgress.DISABLED)
@@ -138,6 +142,7 @@ def test_prof_05_callback_policy_change_revision():
   assert binding_revision(changed) != _BASE
 
 
+@pytest.mark.conformance('P2-PROF-06')
 @pytest.mark.parametrize(
     'policy',
     [
@@ -148,12 +153,13 @@ def test_prof_05_callback_policy_change_revision():
         ConnectionAffinityPolicy(max_lifetime_seconds=7200),
     ],
 )
-def test_prof_06_connection_affinity_change_revision(policy):
+def test_connection_affinity_change_revision(policy):
   """P2-PROF-06: changing the connection-affinity policy changes it."""
   assert binding_revision(_profile(connection_affinity=policy)) != _BASE
 
 
-def test_prof_06_handle_contracts_are_distinguished():
+@pytest.mark.conformance('P2-PROF-06')
+def test_handle_contracts_are_distinguished():
   """P2-PROF-06: two different declared handle contracts differ."""
   revisions = {
       binding_revision(
@@ -168,6 +174,7 @@ def test_prof_06_handle_contracts_are_distinguished():
   assert len(revisions) == 2
 
 
+@pytest.mark.conformance('P2-PROF-07')
 @pytest.mark.parametrize(
     'policy',
     [
@@ -180,13 +187,14 @@ def test_prof_06_handle_contracts_are_distinguished():
         ),
     ],
 )
-def test_prof_07_resource_policy_revision_change_revision(policy):
+def test_resource_policy_revision_change_revision(policy):
   """P2-PROF-07: changing the resource-policy revision changes it."""
   assert policy.revision != ResourcePolicySettings().revision
   assert binding_revision(_profile(resource_policy=policy)) != _BASE
 
 
-def test_prof_07_equal_policies_have_equal_revisions():
+@pytest.mark.conformance('P2-PROF-07')
+def test_equal_policies_have_equal_revisions():
   """P2-PROF-07: spelling and order of entries do not change the revision."""
   a = ResourcePolicySettings([
       ResourcePolicyEntry.exact('ui://bqaa/x'),
@@ -203,6 +211,7 @@ def test_prof_07_equal_policies_have_equal_revisions():
   assert a.for_widget('ui://bqaa/dash').admits('ui://bqaa/assets/logo.png')
 
 
+@pytest.mark.conformance('P2-PROF-08')
 @pytest.mark.parametrize(
     'limits',
     [
@@ -216,12 +225,13 @@ def test_prof_07_equal_policies_have_equal_revisions():
         HostLimits(delivery=DeliveryLimits(max_queued_operations=2)),
     ],
 )
-def test_prof_08_limits_revision_change_revision(limits):
+def test_limits_revision_change_revision(limits):
   """P2-PROF-08: changing any limit changes the limits revision and it."""
   assert limits.revision != HostLimits().revision
   assert binding_revision(_profile(limits=limits)) != _BASE
 
 
+@pytest.mark.conformance('P2-PROF-09')
 @pytest.mark.parametrize(
     'store',
     [
@@ -229,11 +239,12 @@ def test_prof_08_limits_revision_change_revision(limits):
         LocalDevSealedResultStore(namespace='sealed', revision='2'),
     ],
 )
-def test_prof_09_sealed_store_identity_change_revision(store):
+def test_sealed_store_identity_change_revision(store):
   """P2-PROF-09: the sealed store's namespace or revision changes it."""
   assert binding_revision(_profile(sealed_result_store=store)) != _BASE
 
 
+@pytest.mark.conformance('P2-PROF-10')
 @pytest.mark.parametrize(
     'store',
     [
@@ -241,12 +252,13 @@ def test_prof_09_sealed_store_identity_change_revision(store):
         LocalDevSessionLifecycleStore(namespace='lifecycle', revision='2'),
     ],
 )
-def test_prof_10_lifecycle_store_identity_change_revision(store):
+def test_lifecycle_store_identity_change_revision(store):
   """P2-PROF-10: the lifecycle store's namespace or revision changes it."""
   assert binding_revision(_profile(session_lifecycle_store=store)) != _BASE
 
 
-def test_prof_11_replay_classification_revision_change_revision():
+@pytest.mark.conformance('P2-PROF-11')
+def test_replay_classification_revision_change_revision():
   """P2-PROF-11: the classification revision is in the fingerprint.
 
   Reading: the RFC's readiness paragraph (revision in fingerprint and
@@ -263,7 +275,8 @@ def test_prof_11_replay_classification_revision_change_revision():
   assert not verify_binding_revision(changed, _BASE)
 
 
-def test_prof_11_replay_classification_source_change_revision():
+@pytest.mark.conformance('P2-PROF-11')
+def test_replay_classification_source_change_revision():
   """P2-PROF-11: the classification source is in the fingerprint too."""
 
   class OtherSource(LocalDevReplayClassification):
@@ -279,12 +292,14 @@ def test_prof_11_replay_classification_source_change_revision():
   assert binding_revision(changed) != _BASE
 
 
-def test_prof_11_missing_classification_cannot_be_fingerprinted():
+@pytest.mark.conformance('P2-PROF-11')
+def test_missing_classification_cannot_be_fingerprinted():
   """P2-PROF-11: without an authority no binding revision exists."""
   with pytest.raises(BindingRevisionError, match='replay_classification'):
     binding_revision(_profile(replay_classification=None))
 
 
+@pytest.mark.conformance('P2-PROF-12')
 @pytest.mark.parametrize(
     'overrides',
     [
@@ -307,7 +322,7 @@ def test_prof_11_missing_classification_cannot_be_fingerprinted():
         },
     ],
 )
-def test_prof_12_fields_outside_subset_do_not_change_revision(overrides):
+def test_fields_outside_subset_do_not_change_revision(overrides):
   """P2-PROF-12: fields outside the subset leave `binding_revision` alone.
 
   The last row replaces the providers by new objects with the same identity
@@ -318,7 +333,8 @@ def test_prof_12_fields_outside_subset_do_not_change_revision(overrides):
   assert verify_binding_revision(changed, _BASE)
 
 
-def test_prof_12_missing_key_provider_fails_closed():
+@pytest.mark.conformance('P2-PROF-12')
+def test_missing_key_provider_fails_closed():
   """P2-PROF-12: the key provider is required, though not fingerprinted."""
   with pytest.raises(BindingKeyUnavailableError):
     binding_revision(_profile(key_provider=None))
@@ -418,21 +434,24 @@ _OUTSIDE = st.one_of(
 )
 
 
+@pytest.mark.conformance('P2-PROF-03')
 @settings(max_examples=150, deadline=None)
 @given(_INSIDE)
-def test_prof_03_to_11_any_single_subset_change_changes_revision(change):
+def test_any_single_subset_change_changes_revision(change):
   """P2-PROF-03..11: any single change inside the subset changes it."""
   assert binding_revision(_profile(**change)) != _BASE
 
 
+@pytest.mark.conformance('P2-PROF-12')
 @settings(max_examples=100, deadline=None)
 @given(_OUTSIDE)
-def test_prof_12_any_change_outside_subset_keeps_revision(change):
+def test_any_change_outside_subset_keeps_revision(change):
   """P2-PROF-12: any change outside the subset keeps it."""
   assert binding_revision(_profile(**change)) == _BASE
 
 
-def test_prof_subset_holds_no_ephemeral_or_identity_values():
+@pytest.mark.conformance('P2-PROF-12', 'P2-CJ-09')
+def test_fingerprint_subset_holds_no_ephemeral_or_identity_values():
   """P2-PROF-12: the subset names no renderer, principal or generation."""
   subset = fingerprint_subset(_profile())
   assert set(subset) == {
@@ -452,7 +471,8 @@ def test_prof_subset_holds_no_ephemeral_or_identity_values():
   assert dataclasses.is_dataclass(_profile())
 
 
-def test_p2_cj_09_binding_revision_input_is_the_identity_subset_only():
+@pytest.mark.conformance('P2-CJ-09')
+def test_binding_revision_input_is_the_identity_subset_only():
   """P2-CJ-09: the HMAC input is the canonical envelope of the subset alone."""
   profile = _profile()
   subset = fingerprint_subset(profile)

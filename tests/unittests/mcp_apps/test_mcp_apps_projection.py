@@ -38,17 +38,20 @@ FULL_RESULT = {
 }
 
 
+@pytest.mark.conformance('P1-PROJ-01')
 def test_structured_content_removed():
   """P1-PROJ-01."""
   assert 'structuredContent' not in projection.project_ui_result(FULL_RESULT)
 
 
+@pytest.mark.conformance('P1-PROJ-02')
 def test_meta_removed_in_both_spellings():
   """P1-PROJ-02: upstream's dump renames `_meta` to `meta`."""
   projected = projection.project_ui_result(FULL_RESULT)
   assert '_meta' not in projected and 'meta' not in projected
 
 
+@pytest.mark.conformance('P1-PROJ-03')
 def test_kept_fields_are_byte_identical():
   """P1-PROJ-03."""
   projected = projection.project_ui_result(FULL_RESULT)
@@ -56,6 +59,7 @@ def test_kept_fields_are_byte_identical():
     assert json.dumps(projected[key]) == json.dumps(FULL_RESULT[key])
 
 
+@pytest.mark.conformance('P1-PROJ-04')
 def test_exact_key_set():
   """P1-PROJ-04: the allow-list, exactly; unknown extras are dropped."""
   assert list(projection.project_ui_result(FULL_RESULT)) == [
@@ -71,6 +75,7 @@ def test_exact_key_set():
   }
 
 
+@pytest.mark.conformance('P1-PROJ-05')
 def test_error_result_keeps_its_flag_and_content():
   """P1-PROJ-05."""
   error = dict(FULL_RESULT, isError=True)
@@ -110,6 +115,7 @@ def _event(response: dict, *, widget: bool, call_id: str = 'call-1') -> Event:
   )
 
 
+@pytest.mark.conformance('P1-PROJ-09')
 def test_legacy_event_is_projected_on_replay_and_left_intact():
   """P1-PROJ-09: a whole result persisted by unpatched ADK."""
   event = _event(dict(FULL_RESULT), widget=True)
@@ -122,6 +128,7 @@ def test_legacy_event_is_projected_on_replay_and_left_intact():
   assert event.model_dump_json() == before  # the stored event is unchanged
 
 
+@pytest.mark.conformance('P1-PROJ-12')
 def test_event_without_ui_widget_is_returned_as_is():
   """P1-PROJ-12: non-UI history is the same object, byte for byte."""
   event = _event(dict(FULL_RESULT), widget=False)

@@ -40,6 +40,9 @@ from google.adk.mcp_apps.profile import ProfileNotReadyError
 from google.adk.mcp_apps.profile.readiness import PROVIDERS
 import pytest
 
+# One case per missing or non-conforming binding prerequisite.
+PREREQUISITE_CASES = tuple(f'P2-RDY-{n:02d}' for n in range(2, 10))
+
 
 def _production(cls):
   """A production stand-in: the dev implementation without the dev marker."""
@@ -102,7 +105,7 @@ def test_complete_production_profile_is_bindable():
     ],
 )
 @pytest.mark.parametrize('allow_dev_providers', [False, True])
-def test_rdy_missing_prerequisite_is_not_bindable(
+def test_missing_prerequisite_is_not_bindable(
     case_id, prerequisite, allow_dev_providers
 ):
   """P2-RDY-02..09: one missing prerequisite → not bindable, no advertising.
@@ -123,7 +126,8 @@ def test_rdy_missing_prerequisite_is_not_bindable(
     readiness.raise_if_not_bindable()
 
 
-def test_rdy_02_detached_renderer_is_not_bindable():
+@pytest.mark.conformance('P2-RDY-02')
+def test_detached_renderer_is_not_bindable():
   """P2-RDY-02: a registered but detached renderer is not a renderer."""
   renderer = _production(LocalDevRenderer)()
   renderer.detach()
@@ -137,7 +141,8 @@ def test_rdy_02_detached_renderer_is_not_bindable():
   assert readiness.client_extensions() == {}
 
 
-def test_rdy_02_to_09_every_missing_prerequisite_is_listed():
+@pytest.mark.conformance(*PREREQUISITE_CASES)
+def test_every_missing_prerequisite_is_listed():
   """P2-RDY-02..09: an empty profile lists all eight prerequisites."""
   readiness = check_readiness(
       McpAppsHostProfile(name='empty'), allow_dev_providers=True
@@ -147,8 +152,9 @@ def test_rdy_02_to_09_every_missing_prerequisite_is_listed():
   assert readiness.client_extensions() == {}
 
 
+@pytest.mark.conformance(*PREREQUISITE_CASES)
 @pytest.mark.parametrize('prerequisite', list(PROVIDERS))
-def test_rdy_02_to_09_non_conforming_provider_is_not_bindable(prerequisite):
+def test_non_conforming_provider_is_not_bindable(prerequisite):
   """P2-RDY-02..09: an object lacking its contract's members is refused."""
   readiness = check_readiness(
       _production_profile(**{prerequisite.value: object()}),
@@ -159,7 +165,8 @@ def test_rdy_02_to_09_non_conforming_provider_is_not_bindable(prerequisite):
   ]
 
 
-def test_rdy_08_key_provider_without_active_key_is_not_bindable():
+@pytest.mark.conformance('P2-RDY-08')
+def test_key_provider_without_active_key_is_not_bindable():
   """P2-RDY-08: a key provider that cannot supply its active key."""
 
   class NoKey:
@@ -178,6 +185,7 @@ def test_rdy_08_key_provider_without_active_key_is_not_bindable():
   ]
 
 
+@pytest.mark.conformance('P2-RDY-05', 'P2-RDY-06', 'P2-RDY-07')
 @pytest.mark.parametrize(
     'field, store_cls',
     [
@@ -194,7 +202,7 @@ def test_rdy_08_key_provider_without_active_key_is_not_bindable():
         ('   ', '1', Problem.MISSING_NAMESPACE),
     ],
 )
-def test_rdy_05_to_07_store_needs_namespace_and_revision(
+def test_store_needs_namespace_and_revision(
     field, store_cls, namespace, revision, problem
 ):
   """P2-RDY-05..07: persistence hook: empty namespace or revision refused."""
@@ -207,7 +215,8 @@ def test_rdy_05_to_07_store_needs_namespace_and_revision(
   ]
 
 
-def test_rdy_05_06_stores_sharing_a_namespace_are_refused():
+@pytest.mark.conformance('P2-RDY-05', 'P2-RDY-06')
+def test_stores_sharing_a_namespace_are_refused():
   """P2-RDY-05/06: the lifecycle store needs a namespace of its own."""
   readiness = check_readiness(
       _production_profile(
@@ -225,7 +234,8 @@ def test_rdy_05_06_stores_sharing_a_namespace_are_refused():
   ]
 
 
-def test_rdy_09_classification_needs_source_and_revision():
+@pytest.mark.conformance('P2-RDY-09')
+def test_classification_needs_source_and_revision():
   """P2-RDY-09: an authority with an empty revision is refused."""
 
   class NoRevision(_production(LocalDevReplayClassification)):
@@ -246,7 +256,8 @@ def test_rdy_09_classification_needs_source_and_revision():
 # P2-RDY-11
 
 
-def test_rdy_11_local_dev_profile_binds_only_in_dev_configuration():
+@pytest.mark.conformance('P2-RDY-11')
+def test_local_dev_profile_binds_only_in_dev_configuration():
   """P2-RDY-11: loopback-only dev providers bind in the dev configuration."""
   profile = local_dev_profile()
   dev = check_readiness(profile, allow_dev_providers=True)
@@ -261,8 +272,9 @@ def test_rdy_11_local_dev_profile_binds_only_in_dev_configuration():
   assert production.client_extensions() == {}
 
 
+@pytest.mark.conformance('P2-RDY-11')
 @pytest.mark.parametrize('prerequisite', list(PROVIDERS))
-def test_rdy_11_production_refuses_any_single_dev_provider(prerequisite):
+def test_production_refuses_any_single_dev_provider(prerequisite):
   """P2-RDY-11: one dev provider in a production profile is refused."""
   dev_provider = getattr(local_dev_profile(), prerequisite.value)
   readiness = check_readiness(
@@ -274,7 +286,8 @@ def test_rdy_11_production_refuses_any_single_dev_provider(prerequisite):
   ]
 
 
-def test_rdy_11_dev_providers_need_a_loopback_resolver():
+@pytest.mark.conformance('P2-RDY-11')
+def test_dev_providers_need_a_loopback_resolver():
   """P2-RDY-11: dev stores behind a remote-capable resolver are refused."""
   readiness = check_readiness(
       local_dev_profile(principal_resolver=_RemoteResolver()),
@@ -285,7 +298,8 @@ def test_rdy_11_dev_providers_need_a_loopback_resolver():
   ]
 
 
-def test_rdy_11_dev_provider_not_marked_loopback_is_refused():
+@pytest.mark.conformance('P2-RDY-11')
+def test_dev_provider_not_marked_loopback_is_refused():
   """P2-RDY-11: a dev provider that is not loopback-only is refused."""
   not_loopback = type(
       'WideDevStore', (LocalDevSealedResultStore,), {'loopback_only': False}
@@ -299,7 +313,8 @@ def test_rdy_11_dev_provider_not_marked_loopback_is_refused():
   ]
 
 
-def test_rdy_11_production_profile_binds_in_dev_configuration_too():
+@pytest.mark.conformance('P2-RDY-11')
+def test_production_profile_binds_in_dev_configuration_too():
   """P2-RDY-11: the dev flag only permits dev providers; it requires none."""
   assert check_readiness(
       _production_profile(), allow_dev_providers=True

@@ -34,6 +34,7 @@ import pytest
 _WIDGET = 'ui://bqaa/dashboard.html'
 
 
+@pytest.mark.conformance('P1-RPOL-01')
 def test_widget_uri_only_by_default():
   """P1-RPOL-01: without expansion only the declared widget URI is readable."""
   policy = ResourceReadPolicy(_WIDGET)
@@ -64,6 +65,7 @@ def test_widget_uri_only_by_default():
     assert excinfo.value.policy_revision == policy.revision
 
 
+@pytest.mark.conformance('P1-RPOL-02')
 def test_exact_entry_admits_only_that_uri():
   """P1-RPOL-02: an exact entry admits that canonical URI, nothing beneath."""
   policy = ResourceReadPolicy(
@@ -88,6 +90,7 @@ def test_exact_entry_admits_only_that_uri():
     assert not policy.admits(other)
 
 
+@pytest.mark.conformance('P1-RPOL-02')
 def test_exact_entry_with_query_matches_query_exactly():
   """P1-RPOL-02: an exact entry's query is part of what it admits."""
   policy = ResourceReadPolicy(
@@ -99,6 +102,7 @@ def test_exact_entry_with_query_matches_query_exactly():
   assert not policy.admits('ui://bqaa/data?a=1&b=2&c=3')
 
 
+@pytest.mark.conformance('P1-RPOL-03')
 def test_prefix_entry_admits_segment_bounded_subtree():
   """P1-RPOL-03: a prefix entry admits itself and what is beneath it only."""
   policy = ResourceReadPolicy(
@@ -133,6 +137,7 @@ def test_prefix_entry_admits_segment_bounded_subtree():
     assert not policy.admits(denied), denied
 
 
+@pytest.mark.conformance('P1-RPOL-03')
 def test_prefix_entry_with_trailing_slash():
   """P1-RPOL-03: `dash/` admits itself and beneath it, but not `dash`."""
   policy = ResourceReadPolicy(

@@ -45,7 +45,8 @@ def _event(text: str) -> Event:
   )
 
 
-def test_sls05_digest_is_over_finalized_events_and_not_a_count():
+@pytest.mark.conformance('P2-SLS-05')
+def test_digest_is_over_finalized_events_and_not_a_count():
   """P2-SLS-05: finalization strips internals first; P2-SLS-15 digest≠count."""
   raw = [_event('a')]
   finalized = finalize_imported_events(raw)
@@ -59,7 +60,8 @@ def test_sls05_digest_is_over_finalized_events_and_not_a_count():
     finalize_imported_events([_event('a').model_copy(update={'partial': True})])
 
 
-def test_sls18_reduced_durability_store_abandons_and_recreates():
+@pytest.mark.conformance('P2-SLS-18')
+def test_reduced_durability_store_abandons_and_recreates():
   """P2-SLS-18: the dev store follows the transitions, in memory only."""
   store = LocalDevSessionLifecycleStore()
   assert store.dev_only and store.loopback_only
@@ -89,7 +91,8 @@ def test_sls18_reduced_durability_store_abandons_and_recreates():
   asyncio.run(run())
 
 
-def test_sls01_sql_store_refuses_in_memory_sqlite():
+@pytest.mark.conformance('P2-SLS-01')
+def test_sql_store_refuses_in_memory_sqlite():
   """P2-SLS-01: the durable store refuses a non-durable database."""
   with pytest.raises(ValueError):
     SqlSessionLifecycleStore('sqlite+aiosqlite:///:memory:')

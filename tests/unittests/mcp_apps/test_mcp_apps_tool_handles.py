@@ -176,7 +176,8 @@ def test_projection_ignores_description_and_compares_json_numbers():
 # --- Classification ----------------------------------------------------------
 
 
-def test_bth_01_ui_on_app_safe_non_ui_on_callbacked():
+@pytest.mark.conformance('P2-BTH-01')
+def test_ui_on_app_safe_non_ui_on_callbacked():
   """P2-BTH-01: UI tools bind to the app-safe class, others to callbacked."""
   app_safe = [_tool('show', meta=_ui()), _tool('plain')]
   callbacked = [_tool('show', meta=_ui()), _tool('plain')]
@@ -198,7 +199,8 @@ def test_bth_01_ui_on_app_safe_non_ui_on_callbacked():
   assert catalog.handle('missing') is None
 
 
-def test_bth_02_divergent_declaration_app_safe_wins_and_is_logged(caplog):
+@pytest.mark.conformance('P2-BTH-02')
+def test_divergent_declaration_app_safe_wins_and_is_logged(caplog):
   """P2-BTH-02: the app-safe declaration wins; one warning names the fields."""
   safe = _tool(
       'show',
@@ -225,7 +227,8 @@ def test_bth_02_divergent_declaration_app_safe_wins_and_is_logged(caplog):
   assert 'ui://' not in message
 
 
-def test_bth_03_handle_holds_the_binding_and_a_fingerprint():
+@pytest.mark.conformance('P2-BTH-03')
+def test_handle_holds_the_binding_and_a_fingerprint():
   """P2-BTH-03: declaration, generation, classes and credential context."""
   listed = _tool('show', output=_OUTPUT, meta=_ui())
   catalog = _classify([listed], [])
@@ -275,7 +278,8 @@ def test_fingerprint_outside_canonical_domain_raises_but_compare_works():
     )
 
 
-def test_bth_09_capability_adapted_metadata_uses_app_safe(caplog):
+@pytest.mark.conformance('P2-BTH-09')
+def test_capability_adapted_metadata_uses_app_safe(caplog):
   """P2-BTH-09: callbacked listing lacks `_meta.ui`; the model sees app-safe."""
   safe = _tool('show', meta=_ui(visibility=['model']))
   adapted = _tool('show')
@@ -293,7 +297,8 @@ def test_bth_09_capability_adapted_metadata_uses_app_safe(caplog):
   assert len(_records(caplog, 'show')) == 1
 
 
-def test_bth_10_different_schemas_and_uris_execute_on_app_safe():
+@pytest.mark.conformance('P2-BTH-10')
+def test_different_schemas_and_uris_execute_on_app_safe():
   """P2-BTH-10: every differing field resolves to the app-safe handle."""
   safe = _tool('show', output=_OUTPUT, meta=_ui('ui://a'))
   other = _tool(
@@ -484,7 +489,8 @@ def test_verify_returns_the_fresh_declaration():
   assert verify_declaration(handle, [_tool('other'), fresh]) is fresh
 
 
-def test_bth_04_name_no_longer_listed():
+@pytest.mark.conformance('P2-BTH-04')
+def test_name_no_longer_listed():
   """P2-BTH-04: the name is gone (renamed): fails closed."""
   handle = _ui_handle()
   renamed = _tool('show_v2', output=_OUTPUT, meta=handle.declaration.meta)
@@ -493,7 +499,8 @@ def test_bth_04_name_no_longer_listed():
   assert caught.value.tool_name == 'show'
 
 
-def test_bth_04_name_listed_twice():
+@pytest.mark.conformance('P2-BTH-04')
+def test_name_listed_twice():
   """P2-BTH-04: the name is listed twice: fails closed on `name`."""
   handle = _ui_handle()
   with pytest.raises(DeclarationMismatchError) as caught:
@@ -502,7 +509,8 @@ def test_bth_04_name_listed_twice():
   assert caught.value.detail == 'listed twice'
 
 
-def test_bth_05_input_schema_changed():
+@pytest.mark.conformance('P2-BTH-05')
+def test_input_schema_changed():
   """P2-BTH-05: an input-schema change fails closed."""
   handle = _ui_handle()
   fresh = _tool(
@@ -518,12 +526,13 @@ def test_bth_05_input_schema_changed():
   assert _SENTINEL not in str(caught.value)
 
 
+@pytest.mark.conformance('P2-BTH-06')
 @pytest.mark.parametrize(
     'output',
     [None, {'type': 'object', 'properties': {'temp': {'type': 'string'}}}],
     ids=['removed', 'changed'],
 )
-def test_bth_06_output_schema_changed(output):
+def test_output_schema_changed(output):
   """P2-BTH-06: an output-schema change (or removal) fails closed."""
   handle = _ui_handle()
   fresh = _tool('show', output=output, meta=handle.declaration.meta)
@@ -532,12 +541,13 @@ def test_bth_06_output_schema_changed(output):
   assert caught.value.fields == ('outputSchema',)
 
 
+@pytest.mark.conformance('P2-BTH-07')
 @pytest.mark.parametrize(
     'visibility',
     [['app'], ['model'], [], 'app'],
     ids=['app-only', 'model-only', 'malformed-empty', 'malformed-string'],
 )
-def test_bth_07_visibility_changed(visibility):
+def test_visibility_changed(visibility):
   """P2-BTH-07: `["model","app"]` to `["app"]` (or malformed) fails closed."""
   handle = _ui_handle()
   fresh = _tool('show', output=_OUTPUT, meta=_ui(visibility=visibility))
@@ -546,12 +556,14 @@ def test_bth_07_visibility_changed(visibility):
   assert caught.value.fields == ('visibility',)
 
 
-def test_bth_07_default_visibility_equals_declared_both():
+@pytest.mark.conformance('P2-BTH-07')
+def test_default_visibility_equals_declared_both():
   """P2-BTH-07: absent visibility normalizes to `["app", "model"]`."""
   handle = _ui_handle()
   assert verify_declaration(handle, [_tool('show', output=_OUTPUT, meta=_ui())])
 
 
+@pytest.mark.conformance('P2-BTH-08')
 @pytest.mark.parametrize(
     'meta',
     [
@@ -564,7 +576,7 @@ def test_bth_07_default_visibility_equals_declared_both():
     ],
     ids=['uri-changed', 'uri-removed', 'flat-form-added'],
 )
-def test_bth_08_resource_uri_changed(meta):
+def test_resource_uri_changed(meta):
   """P2-BTH-08: a `_meta.ui.resourceUri` change fails closed."""
   handle = _ui_handle(meta=_ui())
   fresh = _tool('show', output=_OUTPUT, meta=meta)
@@ -574,7 +586,8 @@ def test_bth_08_resource_uri_changed(meta):
   assert 'ui://' not in str(caught.value)
 
 
-def test_bth_08_flat_form_resource_uri_changed():
+@pytest.mark.conformance('P2-BTH-08')
+def test_flat_form_resource_uri_changed():
   """P2-BTH-08: the deprecated flat `_meta["ui/resourceUri"]` form."""
   handle = _ui_handle(meta={'ui/resourceUri': 'ui://weather/view'})
   assert handle.ui_associated
@@ -608,7 +621,8 @@ def test_verify_names_every_differing_field():
   )
 
 
-def test_bth_11_removed_between_listing_and_call():
+@pytest.mark.conformance('P2-BTH-11')
+def test_removed_between_listing_and_call():
   """P2-BTH-11: a tool removed before the call fails closed, typed."""
   handle = _ui_handle()
   for fresh in ([], [_tool('other', meta=_ui())]):

@@ -94,7 +94,8 @@ def _full_spec() -> McpToolsetSpec:
   )
 
 
-def test_p2_spec_01_round_trip_is_lossless() -> None:
+@pytest.mark.conformance("P2-SPEC-01")
+def test_round_trip_is_lossless() -> None:
   """P2-SPEC-01: every McpToolset argument survives spec -> kwargs -> spec."""
   spec = _full_spec()
   kwargs = spec.to_kwargs()
@@ -135,7 +136,8 @@ def test_p2_spec_01_round_trip_is_lossless() -> None:
   assert toolset._mcp_session_manager._apps_client_binding is None
 
 
-def test_p2_spec_01_spec_is_immutable_and_copies_in_and_out() -> None:
+@pytest.mark.conformance("P2-SPEC-01")
+def test_spec_is_immutable_and_copies_in_and_out() -> None:
   """P2-SPEC-01: neither the caller nor a built toolset can alter a spec."""
   params = StreamableHTTPConnectionParams(url="http://127.0.0.1:1/mcp")
   names = ["a"]
@@ -152,7 +154,8 @@ def test_p2_spec_01_spec_is_immutable_and_copies_in_and_out() -> None:
   assert spec.build().connection_params.url == "http://127.0.0.1:1/mcp"
 
 
-def test_p2_spec_02_spec_holds_connection_configuration_only() -> None:
+@pytest.mark.conformance("P2-SPEC-02")
+def test_spec_holds_connection_configuration_only() -> None:
   """P2-SPEC-02: no profile, live client or session is embedded."""
   spec = _full_spec()
   field_names = {f.name for f in dataclasses.fields(McpToolsetSpec)}
@@ -194,7 +197,8 @@ def stdio_gate_default(monkeypatch: pytest.MonkeyPatch) -> None:
   monkeypatch.setattr(mcp_toolset, "_allow_config_stdio_servers", None)
 
 
-def test_p2_spec_03_config_stdio_spec_is_rejected_by_default(
+@pytest.mark.conformance("P2-SPEC-03")
+def test_config_stdio_spec_is_rejected_by_default(
     stdio_gate_default: None,
 ) -> None:
   """P2-SPEC-03: upstream's config-stdio gate (`a61d8ecf`) applies."""
@@ -218,7 +222,8 @@ def test_p2_spec_03_config_stdio_spec_is_rejected_by_default(
   assert remote.origin == "config" and not remote.is_stdio
 
 
-def test_p2_spec_04_code_constructed_stdio_spec_is_trusted(
+@pytest.mark.conformance("P2-SPEC-04")
+def test_code_constructed_stdio_spec_is_trusted(
     stdio_gate_default: None,
 ) -> None:
   """P2-SPEC-04: code-constructed specs bypass the config gate."""
@@ -231,6 +236,7 @@ def test_p2_spec_04_code_constructed_stdio_spec_is_trusted(
   assert isinstance(spec.build(), McpToolset)
 
 
+@pytest.mark.conformance("P2-REG-04")
 def test_server_id_is_stable_and_secret_free() -> None:
   """Supports P2-REG-04: descriptors' server ids survive a restart."""
   a = McpToolsetSpec(

@@ -80,6 +80,7 @@ def _prefix_policy(
 # ---------------------------------------------------------------------------
 
 
+@pytest.mark.conformance('P1-URI-01')
 def test_scheme_lowercased():
   """P1-URI-01: the scheme is lowercased."""
   assert canonicalize('UI://bqaa/x') == canonicalize('ui://bqaa/x')
@@ -87,6 +88,7 @@ def test_scheme_lowercased():
   assert canonicalize('UI://bqaa/x').scheme == 'ui'
 
 
+@pytest.mark.conformance('P1-URI-02')
 def test_host_lowercased():
   """P1-URI-02: the host is lowercased."""
   assert uris_equal('https://Example.COM/p', 'https://example.com/p')
@@ -95,6 +97,7 @@ def test_host_lowercased():
   assert not uris_equal('https://example.com/P', 'https://example.com/p')
 
 
+@pytest.mark.conformance('P1-URI-03')
 def test_host_idna_normalized():
   """P1-URI-03: a Unicode host and its punycode A-label are identical."""
   unicode_form = canonicalize('https://bücher.example/p')
@@ -112,6 +115,7 @@ def test_host_idna_normalized():
     canonicalize('https://xn---bbk/p')  # A non-canonical ("fake") A-label.
 
 
+@pytest.mark.conformance('P1-URI-04')
 def test_default_port_removed_non_default_kept():
   """P1-URI-04: the default port is removed, a non-default one is kept."""
   assert uris_equal('https://h:443/p', 'https://h/p')
@@ -125,6 +129,7 @@ def test_default_port_removed_non_default_kept():
   assert not uris_equal('ui://bqaa:80/x', 'ui://bqaa/x')
 
 
+@pytest.mark.conformance('P1-URI-05')
 def test_only_unreserved_escapes_decoded():
   """P1-URI-05: only unreserved escapes are decoded; %2F stays encoded."""
   assert str(canonicalize('ui://bqaa/%7E%41')) == 'ui://bqaa/~A'
@@ -137,6 +142,7 @@ def test_only_unreserved_escapes_decoded():
   assert str(canonicalize('ui://bqaa/%252F')) == 'ui://bqaa/%252F'
 
 
+@pytest.mark.conformance('P1-URI-06')
 @pytest.mark.parametrize(
     'uri',
     [
@@ -160,6 +166,7 @@ def test_dot_segments_rejected(uri):
   assert not uris_equal(uri, uri)
 
 
+@pytest.mark.conformance('P1-URI-07')
 def test_fragment_stripped():
   """P1-URI-07: the fragment is stripped."""
   assert uris_equal('ui://a/b#frag', 'ui://a/b')
@@ -167,6 +174,7 @@ def test_fragment_stripped():
   assert str(canonicalize('ui://a/b#')) == 'ui://a/b'
 
 
+@pytest.mark.conformance('P1-URI-08')
 def test_query_order_sensitive():
   """P1-URI-08: the query is kept, and its order matters."""
   ab = canonicalize('ui://a/b?a=1&b=2')
@@ -182,6 +190,7 @@ def _case_insensitive_docs(uri: str) -> CanonicalUri:
   return dataclasses.replace(generic, path=generic.path.lower())
 
 
+@pytest.mark.conformance('P1-URI-09')
 def test_custom_scheme_canonicalizer_registered():
   """P1-URI-09: a registered per-scheme canonicalizer is used for its scheme."""
   custom = UriCanonicalizer().with_scheme(
@@ -212,6 +221,7 @@ def test_custom_scheme_canonicalizer_registered():
   assert not policy.admits('bqaa-docs://h/guidebook')
 
 
+@pytest.mark.conformance('P1-URI-15')
 def test_dot_segment_adversary_denied_before_read():
   """P1-URI-15: `dash/../secret` is denied and no remote read is issued."""
   policy = _prefix_policy('ui://bqaa/dash')
@@ -233,6 +243,7 @@ def test_dot_segment_adversary_denied_before_read():
   assert not reads
 
 
+@pytest.mark.conformance('P1-URI-16')
 def test_encoded_slash_adversary_not_a_boundary():
   """P1-URI-16: `dash%2F..%2Fsecret` is no sub-resource of `dash`."""
   policy = _prefix_policy('ui://bqaa/dash')
@@ -250,6 +261,7 @@ def test_encoded_slash_adversary_not_a_boundary():
   assert policy.admits('ui://bqaa/dash/child')
 
 
+@pytest.mark.conformance('P1-URI-17')
 @pytest.mark.parametrize(
     'uri',
     [
@@ -285,6 +297,7 @@ def test_authority_swap_adversary_denied(uri):
     policy.check(uri)
 
 
+@pytest.mark.conformance('P1-URI-17')
 def test_authority_swap_userinfo_is_typed_error():
   """P1-URI-17: userinfo is rejected outright, naming the part."""
   with pytest.raises(UriUserinfoError) as excinfo:
@@ -292,6 +305,7 @@ def test_authority_swap_userinfo_is_typed_error():
   assert excinfo.value.part == 'userinfo'
 
 
+@pytest.mark.conformance('P1-URI-18')
 def test_boundary_splice_adversary_segment_bounded():
   """P1-URI-18: prefix matching is bounded by path segments."""
   policy = _prefix_policy('ui://bqaa/dash')
@@ -305,6 +319,7 @@ def test_boundary_splice_adversary_segment_bounded():
   assert not policy.admits('ui://bqaa/')
 
 
+@pytest.mark.conformance('P1-URI-19')
 def test_case_port_idna_variants_admitted_as_canonical():
   """P1-URI-19: case/port/IDNA variants are admitted as the canonical form."""
   widget = 'https://bücher.example/dash'
@@ -337,6 +352,7 @@ def test_case_port_idna_variants_admitted_as_canonical():
 # ---------------------------------------------------------------------------
 
 
+@pytest.mark.conformance('P1-URI-10')
 @pytest.mark.parametrize('vector', _VECTORS, ids=[v['id'] for v in _VECTORS])
 def test_golden_vector(vector):
   if 'canonical' in vector:
@@ -692,6 +708,7 @@ _host_chars = (
 )
 
 
+@pytest.mark.conformance('P1-URI-03')
 @_PROPERTY
 @given(host=st.text(alphabet=_host_chars, min_size=1, max_size=20))
 def test_property_host_matches_idna_package(host):
@@ -723,6 +740,7 @@ _prefix_segment = st.text(_SEGMENT_CHARS, min_size=1, max_size=6).filter(
 )
 
 
+@pytest.mark.conformance('P1-URI-18')
 @_PROPERTY
 @given(
     prefix=st.lists(_prefix_segment, min_size=1, max_size=4),
@@ -743,6 +761,7 @@ def test_property_prefix_never_crosses_segment_boundary(
 _dots = st.lists(st.sampled_from(['.', '%2E', '%2e']), min_size=1, max_size=2)
 
 
+@pytest.mark.conformance('P1-URI-15')
 @_PROPERTY
 @given(
     segments=st.lists(_prefix_segment, max_size=4),
@@ -764,6 +783,7 @@ def test_property_dot_segments_always_rejected(segments, dots, position, tail):
   assert excinfo.value.reason is ResourceReadDenialReason.INVALID_URI
 
 
+@pytest.mark.conformance('P1-URI-16')
 @_PROPERTY
 @given(
     head=_prefix_segment,
@@ -805,6 +825,7 @@ def _authority_swap(draw):
   )
 
 
+@pytest.mark.conformance('P1-URI-17')
 @_PROPERTY
 @given(uri=_authority_swap())
 def test_property_authority_swap_never_admitted(uri):
@@ -816,6 +837,7 @@ _FULLWIDTH = {
 }
 
 
+@pytest.mark.conformance('P1-URI-19')
 @_PROPERTY
 @given(data=st.data())
 def test_property_case_port_idna_variants_admitted_exactly(data):

@@ -42,6 +42,7 @@ for _vector in _VALID:
   _SPELLINGS[_vector['canonical']].append(_vector['input'])
 
 
+@pytest.mark.conformance('P1-URI-10')
 @pytest.mark.parametrize('vector', _VALID, ids=[v['id'] for v in _VALID])
 def test_policy_admits_under_the_canonical_form(vector):
   policy = ResourceReadPolicy(vector['input'])
@@ -51,6 +52,7 @@ def test_policy_admits_under_the_canonical_form(vector):
     assert policy.admits(spelling)
 
 
+@pytest.mark.conformance('P1-URI-10')
 @pytest.mark.parametrize('vector', _INVALID, ids=[v['id'] for v in _INVALID])
 def test_policy_denies_what_the_canonicalizer_rejects(vector):
   policy = ResourceReadPolicy('ui://bqaa/dash')

@@ -31,6 +31,7 @@ def _tool(name: str = 't', meta=None) -> types.Tool:
   return types.Tool.model_validate(wire)
 
 
+@pytest.mark.conformance('P1-VIS-01')
 @pytest.mark.parametrize(
     'meta',
     [None, {}, {'ui': {}}, {'ui': {'resourceUri': 'ui://x/y'}}, {'other': 1}],
@@ -106,6 +107,7 @@ MALFORMED_SHAPES = [
 ]
 
 
+@pytest.mark.conformance('P1-VIS-04')
 @pytest.mark.parametrize(('meta', 'reason'), MALFORMED_SHAPES)
 def test_malformed_visibility_is_deny_all(meta, reason):
   """P1-VIS-04/05: every malformed shape is visible to no one."""
@@ -115,6 +117,7 @@ def test_malformed_visibility_is_deny_all(meta, reason):
   assert not model_catalog.admits_for_model(_tool(meta=meta), prefix=None)
 
 
+@pytest.mark.conformance('P1-VIS-06')
 @pytest.mark.parametrize(('meta', 'reason'), MALFORMED_SHAPES)
 def test_malformed_visibility_logs_tool_and_reason(meta, reason, caplog):
   """P1-VIS-06: one log record names the tool and the failure."""
