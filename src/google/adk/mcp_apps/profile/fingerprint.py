@@ -54,7 +54,8 @@ from typing import Any
 
 from .. import canonical_json
 from ..contracts.key_provider import BindingKeyUnavailableError
-from ..errors import McpAppsError
+from .errors import HostProfileError
+from .errors import ProfileErrorReason
 from .host_profile import McpAppsHostProfile
 
 BINDING_REVISION_PURPOSE = canonical_json.Purpose.BINDING_REVISION.value
@@ -64,14 +65,12 @@ BINDING_REVISION_VERSION = 'v1'
 """The digest version written as the first part of a binding revision."""
 
 
-class BindingRevisionError(McpAppsError):
-  """A binding revision cannot be computed or parsed."""
-
-
 def _store_identity(profile: McpAppsHostProfile, field: str) -> dict[str, str]:
   store = getattr(profile, field)
   if store is None:
-    raise BindingRevisionError(f'The profile has no {field}')
+    raise HostProfileError(
+        ProfileErrorReason.NO_BINDING_REVISION, f'The profile has no {field}'
+    )
   return {'namespace': store.namespace, 'revision': store.revision}
 
 
@@ -85,12 +84,15 @@ def fingerprint_subset(profile: McpAppsHostProfile) -> dict[str, Any]:
     A fresh JSON-serializable dict.
 
   Raises:
-    BindingRevisionError: If a store or the classification authority the
-      subset names is missing.
+    HostProfileError: `NO_BINDING_REVISION` if a store or the
+      classification authority the subset names is missing.
   """
   authority = profile.replay_classification
   if authority is None:
-    raise BindingRevisionError('The profile has no replay_classification')
+    raise HostProfileError(
+        ProfileErrorReason.NO_BINDING_REVISION,
+        'The profile has no replay_classification',
+    )
   return {
       'extension': profile.extension_settings.to_wire(),
       'host_capabilities': profile.host_capabilities.to_wire(),
@@ -131,7 +133,8 @@ def binding_revision(profile: McpAppsHostProfile) -> str:
     active key.
 
   Raises:
-    BindingRevisionError: If the fingerprint subset is incomplete.
+    HostProfileError: `NO_BINDING_REVISION` if the fingerprint subset is
+      incomplete.
     BindingKeyUnavailableError: If the profile has no key provider, or it
       has no active key.
   """
@@ -160,7 +163,8 @@ def verify_binding_revision(profile: McpAppsHostProfile, revision: str) -> bool:
     matches the profile's current fingerprint subset.
 
   Raises:
-    BindingRevisionError: If the fingerprint subset is incomplete.
+    HostProfileError: `NO_BINDING_REVISION` if the fingerprint subset is
+      incomplete.
     BindingKeyUnavailableError: If the named key is missing or retired, or
       the profile has no key provider; callers fail closed.
   """

@@ -43,19 +43,15 @@ from ..contracts.replay_classification import ReplayClassificationAuthority
 from ..contracts.sealed_result_store import SealedResultStore
 from ..contracts.session_authorizer import SessionAuthorizer
 from ..contracts.session_lifecycle_store import SessionLifecycleStore
-from ..errors import McpAppsError
 from .capabilities import EXTENSION_ID
 from .capabilities import ExtensionSettings
 from .capabilities import HostCapabilities
+from .errors import HostProfileError
+from .errors import ProfileErrorReason
 from .limits import HostLimits
 from .policies import CallbackPolicy
 from .policies import ConnectionAffinityPolicy
 from .policies import ResourcePolicySettings
-
-
-class HostProfileError(McpAppsError, ValueError):
-  """A host profile was constructed from an invalid value."""
-
 
 _VALUE_FIELDS: dict[str, type] = {
     'extension_settings': ExtensionSettings,
@@ -113,13 +109,17 @@ class McpAppsHostProfile:
 
   def __post_init__(self) -> None:
     if not isinstance(self.name, str) or not self.name.strip():
-      raise HostProfileError('McpAppsHostProfile.name must be non-empty')
+      raise HostProfileError(
+          ProfileErrorReason.INVALID_PROFILE,
+          'McpAppsHostProfile.name must be non-empty',
+      )
     for field_name, expected in _VALUE_FIELDS.items():
       value = getattr(self, field_name)
       if not isinstance(value, expected):
         raise HostProfileError(
+            ProfileErrorReason.INVALID_PROFILE,
             f'McpAppsHostProfile.{field_name} must be a {expected.__name__},'
-            f' not {type(value).__name__}'
+            f' not {type(value).__name__}',
         )
 
   @property

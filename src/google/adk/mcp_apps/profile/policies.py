@@ -49,11 +49,13 @@ from ..resources import DEFAULT_URI_CANONICALIZER
 from ..resources import ResourcePolicyEntry
 from ..resources import ResourceReadPolicy
 from ..resources import UriCanonicalizer
+from .errors import HostProfileError
+from .errors import ProfileErrorReason
 from .serialization import revision_digest
 
 
-class HostPolicyError(McpAppsError, ValueError):
-  """A profile policy value is invalid or not expressible in v1."""
+def _policy_error(message: str) -> HostProfileError:
+  return HostProfileError(ProfileErrorReason.INVALID_POLICY, message)
 
 
 class AppSafeInputCallbacks(enum.Enum):
@@ -91,9 +93,9 @@ class CallbackPolicy:
 
   def __post_init__(self) -> None:
     if not isinstance(self.app_safe_input_callbacks, AppSafeInputCallbacks):
-      raise HostPolicyError('app_safe_input_callbacks must be NONE in v1')
+      raise _policy_error('app_safe_input_callbacks must be NONE in v1')
     if not isinstance(self.app_path_progress, AppPathProgress):
-      raise HostPolicyError('app_path_progress must be an AppPathProgress')
+      raise _policy_error('app_path_progress must be an AppPathProgress')
 
   def fingerprint_value(self) -> dict[str, Any]:
     """The JSON value this policy contributes to the fingerprint."""
@@ -120,7 +122,7 @@ class CrossSessionSharing:
         not isinstance(self.server_handle_contract, str)
         or not self.server_handle_contract.strip()
     ):
-      raise HostPolicyError(
+      raise _policy_error(
           'Cross-Session sharing must declare a non-empty server-handle'
           ' contract'
       )
@@ -128,10 +130,10 @@ class CrossSessionSharing:
 
 def _positive_seconds(name: str, value: Any) -> float:
   if isinstance(value, bool) or not isinstance(value, (int, float)):
-    raise HostPolicyError(f'{name} must be a number of seconds')
+    raise _policy_error(f'{name} must be a number of seconds')
   seconds = float(value)
   if not math.isfinite(seconds) or seconds <= 0:
-    raise HostPolicyError(f'{name} must be positive and finite')
+    raise _policy_error(f'{name} must be positive and finite')
   return seconds
 
 
@@ -163,14 +165,14 @@ class ConnectionAffinityPolicy:
 
   def __post_init__(self) -> None:
     if self.security_domain_keying is not True:
-      raise HostPolicyError(
+      raise _policy_error(
           'Security-domain keying cannot be disabled: a stateful connection'
           ' must never be shared across principals'
       )
     if self.cross_session_sharing is not None and not isinstance(
         self.cross_session_sharing, CrossSessionSharing
     ):
-      raise HostPolicyError(
+      raise _policy_error(
           'cross_session_sharing must be a CrossSessionSharing or None'
       )
     object.__setattr__(
@@ -245,7 +247,7 @@ class ResourcePolicySettings:
       canonicalizer: The URI rules; the built-in rules if None.
 
     Raises:
-      HostPolicyError: If an entry is invalid.
+      HostProfileError: `INVALID_POLICY` if an entry is invalid.
     """
     canonicalizer = canonicalizer or DEFAULT_URI_CANONICALIZER
     entries = tuple(entries)
@@ -258,7 +260,7 @@ class ResourcePolicySettings:
             entries[0].uri, entries, canonicalizer=canonicalizer
         )
       except (AttributeError, ValueError, McpAppsError) as e:
-        raise HostPolicyError(f'Invalid resource policy entry: {e}') from e
+        raise _policy_error(f'Invalid resource policy entry: {e}') from e
       canonical = probe.entries
     object.__setattr__(self, 'entries', canonical)
     object.__setattr__(self, 'canonicalizer', canonicalizer)

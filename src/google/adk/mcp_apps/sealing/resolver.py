@@ -64,7 +64,7 @@ from ..descriptor.sealed_reference import SealedResultReference
 from ..descriptor.widget_descriptor import LegacyMcpWidget
 from ..descriptor.widget_descriptor import McpAppWidgetDescriptor
 from ..errors import McpAppsError
-from ..profile.fingerprint import BindingRevisionError
+from ..profile.errors import HostProfileError
 from ..profile.fingerprint import verify_binding_revision
 from ..profile.host_profile import McpAppsHostProfile
 from .refresh_record import RefreshInvocationRecord
@@ -249,7 +249,7 @@ class GatedResultResolver:
       verified = verify_binding_revision(self._profile, widget.binding_revision)
     except BindingKeyUnavailableError as e:
       raise _fail(ResolutionFault.KEY_UNAVAILABLE, call_id) from e
-    except BindingRevisionError as e:
+    except HostProfileError as e:
       raise _fail(ResolutionFault.BINDING_MISMATCH, call_id) from e
     if not verified:
       raise _fail(ResolutionFault.BINDING_MISMATCH, call_id)
