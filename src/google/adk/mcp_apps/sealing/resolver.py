@@ -56,9 +56,9 @@ from ..contracts.sealed_result_store import SealedResultCorruptError
 from ..contracts.sealed_result_store import SealedResultNotFoundError
 from ..contracts.sealed_result_store import SealedResultRef
 from ..contracts.session_lifecycle_store import LifecycleState
+from ..descriptor.errors import DescriptorError
 from ..descriptor.reference_validation import function_response_ids
 from ..descriptor.reference_validation import mcp_widgets
-from ..descriptor.reference_validation import SealedReferenceValidationError
 from ..descriptor.sealed_reference import SEALED_REFERENCE_SCHEMA_VERSION
 from ..descriptor.sealed_reference import SealedResultReference
 from ..descriptor.widget_descriptor import LegacyMcpWidget
@@ -296,7 +296,7 @@ class GatedResultResolver:
       raise _fail(ResolutionFault.NO_FUNCTION_RESPONSE, call_id)
     try:
       widget = mcp_widgets(event).get(call_id)
-    except SealedReferenceValidationError as e:
+    except DescriptorError as e:
       raise _fail(ResolutionFault.INVALID_EVENT, call_id) from e
     descriptor = self._check_descriptor(widget, call_id)
     if descriptor is not None:
