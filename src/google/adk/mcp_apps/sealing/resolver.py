@@ -52,9 +52,9 @@ from ..contracts.key_provider import BindingKeyUnavailableError
 from ..contracts.scope import SessionKey
 from ..contracts.sealed_result_store import SealedEnvelope
 from ..contracts.sealed_result_store import SealedRecordScope
-from ..contracts.sealed_result_store import SealedResultCorruptError
-from ..contracts.sealed_result_store import SealedResultNotFoundError
+from ..contracts.sealed_result_store import SealedResultReason
 from ..contracts.sealed_result_store import SealedResultRef
+from ..contracts.sealed_result_store import SealedResultStoreError
 from ..contracts.session_lifecycle_store import LifecycleState
 from ..descriptor.errors import DescriptorError
 from ..descriptor.reference_validation import function_response_ids
@@ -321,10 +321,12 @@ class GatedResultResolver:
           scope,
           SealedResultRef(reference.record_id, reference.schema_version),
       )
-    except SealedResultCorruptError as e:
-      raise _fail(ResolutionFault.CORRUPT, call_id) from e
-    except SealedResultNotFoundError as e:
-      raise _fail(ResolutionFault.RECORD_NOT_FOUND, call_id) from e
+    except SealedResultStoreError as e:
+      if e.reason is SealedResultReason.CORRUPT:
+        raise _fail(ResolutionFault.CORRUPT, call_id) from e
+      if e.reason is SealedResultReason.NOT_FOUND:
+        raise _fail(ResolutionFault.RECORD_NOT_FOUND, call_id) from e
+      raise
     return ResolvedResult(
         event=event,
         function_call_id=call_id,
