@@ -14,21 +14,16 @@
 
 """Bounded, fully paginated `tools/list`.
 
-Upstream ADK reads only the first `tools/list` page, so a server that
-paginates hides every later tool from the model, and a catalog built from one
-page cannot be trusted to authorize anything. This module follows every page,
-within bounds on pages, items, bytes and time, and refuses a server that
-hands back a cursor it already returned (which would otherwise loop forever).
+Upstream ADK reads only the first `tools/list` page. `list_all_tools` follows
+every page within `ToolListingBounds` (pages, items, bytes, time) and
+raises `ToolListingError` on any violation, a repeated cursor or a failed
+request, so a caller gets the whole catalog or an error, never a partial
+one. Importing this module never needs the `mcp` package. Notes:
+docs/design/catalog.md.
 
-Any violation, and any failure to list, raises: the caller gets the whole
-catalog or an error, never a partial catalog it might be tempted to consult.
-The model catalog (in `McpToolset.get_tools`) and app admission both list
-through here.
+Example:
 
-A page is taken as the SDK's `list_tools()` returns it, on either SDK major:
-the cursor is `next_cursor` (2.x) or `nextCursor` (1.x), and anything but a
-non-empty string ends the listing. The SDK is imported only to request a
-second page, so importing this module never needs the `mcp` package.
+  tools = await list_all_tools(session, ToolListingBounds(max_pages=8))
 """
 
 from __future__ import annotations

@@ -13,12 +13,12 @@
 # limitations under the License.
 
 
-"""The MCP Apps host profile, its fingerprint and readiness (PR 2).
+"""The MCP Apps host profile, its fingerprint and readiness.
 
 `McpAppsHostProfile` is the immutable contract a toolset is bound to;
 `capabilities` defines what it advertises, `policies` and `limits` what it
 enforces, `fingerprint` its `binding_revision`, and `readiness` whether it
-may be bound at all.
+may be bound at all. `errors` holds `HostProfileError`.
 """
 
 from __future__ import annotations

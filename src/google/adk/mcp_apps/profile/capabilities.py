@@ -15,25 +15,16 @@
 
 """What the host advertises: extension settings and View host capabilities.
 
-Two things are advertised, to two audiences:
+`ExtensionSettings` is the settings map of the `io.modelcontextprotocol/ui`
+client extension sent to MCP servers (its `mimeTypes` must include
+`MCP_APP_MIME_TYPE`); `HostCapabilities` is what the host tells a View in
+`ui/initialize`. Both can only express what the v1 host implements, and a
+deployment may narrow them, never widen them. Notes: docs/design/profile.md.
 
-* `ExtensionSettings` is the settings map of the `io.modelcontextprotocol/ui`
-  client extension, sent to MCP servers (in `initialize` on the legacy era,
-  in per-request `_meta` on the modern one). Its `mimeTypes` is REQUIRED and
-  must include `text/html;profile=mcp-app`; a server that checks client
-  capabilities keys on exactly that. The map has no other member: the
-  ext-apps schema (`McpUiClientCapabilities`) admits none.
-* `HostCapabilities` is what the host tells a View in the `ui/initialize`
-  result. The v1 host supports exactly `serverTools`, `serverResources`,
-  `message` (text) and `updateModelContext` (text, structured content).
-  Anything else (`openLinks`, `downloadFile`, `logging`, `sandbox`,
-  `listChanged`, other modalities) is not implemented, so it cannot be
-  expressed here: the advertisement stays accurate by construction.
+Example:
 
-A deployment may narrow the capabilities (drop a member, or a modality such
-as `structuredContent`), because advertising less than the host can do is
-still accurate; it can never widen them. Both values are immutable and
-take part in the binding fingerprint.
+  caps = HostCapabilities(update_model_context=None)  # Narrowed.
+  settings = ExtensionSettings.from_wire({'mimeTypes': [MCP_APP_MIME_TYPE]})
 """
 
 from __future__ import annotations

@@ -16,34 +16,16 @@
 """The profile fingerprint and `binding_revision`.
 
 The fingerprint subset is the part of a host profile whose change must
-invalidate what was derived from it: MCP clients, pool keys, discovery, the
-`tools/list` cache key, and the `binding_revision` stamped on every
-persisted widget descriptor. It holds:
+invalidate what was derived from it (clients, pool keys, discovery, the
+`binding_revision` on every persisted descriptor). `binding_revision` is
+`v1:<key_id>:<hex>`: HMAC-SHA256, under the key provider's active key, of
+the subset in a `binding-revision` canonical JSON envelope. What is in the
+subset and why is in docs/design/profile.md.
 
-* the extension settings map and the host capabilities with their
-  modalities;
-* the callback policy and the connection-affinity policy;
-* the resource-policy revision and the limits revision;
-* the sealed-result store's and the lifecycle store's namespace and
-  revision;
-* the replay-classification authority's source and revision.
+Example:
 
-The RFC's fingerprint row omits the last item while its readiness paragraph
-includes it; this module includes it. Cold refresh decides on the
-classification recorded with the call, so a descriptor signed under one
-classification must not read as current under another; including it is
-also the fail-closed choice.
-
-Not in the subset: the profile name, the renderer, the principal resolver,
-the session authorizer, the export audit store and the key provider (the
-key id is in the revision's envelope instead), and every ephemeral
-generation (binding/readiness generation, connection generation). Those are
-checked independently at each barrier, so descriptors survive a reconnect or
-a provider replacement while stale Views, leases and cache entries do not.
-
-`binding_revision` is `v1:<key_id>:<hex>`, the hex being HMAC-SHA256 under
-the key provider's active key of the subset in an ADK Canonical JSON v1
-envelope with the purpose `binding-revision`.
+  revision = binding_revision(profile)
+  assert verify_binding_revision(profile, revision)
 """
 
 from __future__ import annotations

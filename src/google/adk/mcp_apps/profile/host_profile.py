@@ -15,18 +15,17 @@
 
 """`McpAppsHostProfile`: the named, immutable contract of an Apps host.
 
-A profile gathers everything a toolset needs to act as an MCP Apps host
-(RFC §1): what it advertises, the renderer that makes that advertisement
-true, the deployment contracts that identify, authorize, store and sign,
-the replay-classification authority, and the policies and limits it
-enforces. A registry binds a toolset to a profile only when
-`check_readiness` finds every prerequisite present and acceptable;
-otherwise the toolset stays model-only and nothing Apps-related is
-advertised.
+A profile gathers what a toolset needs to act as an MCP Apps host: what it
+advertises, the renderer, the deployment contracts that identify,
+authorize, store and sign, the replay-classification authority, and the
+policies and limits it enforces. A registry binds a toolset to it only when
+`check_readiness` passes; otherwise the toolset stays model-only. Invalid
+values raise `HostProfileError`. Notes: docs/design/profile.md.
 
-The profile is frozen, and so is every value it holds; the providers are
-held by reference (they are live services). Its fingerprint subset, the
-part that decides `binding_revision`, is defined in `fingerprint`.
+Example:
+
+  profile = dataclasses.replace(local_dev_profile(), name='staging')
+  assert check_readiness(profile, allow_dev_providers=True).bindable
 """
 
 from __future__ import annotations
@@ -67,7 +66,7 @@ _VALUE_FIELDS: dict[str, type] = {
 class McpAppsHostProfile:
   """The named, immutable Apps host profile.
 
-  Field groups, as in the RFC's table:
+  Field groups:
 
   * Extension settings: `extension_settings`, `host_capabilities`.
   * Renderer registration: `renderer`.

@@ -15,12 +15,15 @@
 
 """The host profile's limits, under one limits revision.
 
-Every bound the Apps host enforces comes from the profile (RFC §1, §8):
-sealing size and depth, the model-context register caps, MRTR round and
-time caps, the bounds of an admission `tools/list` (PR 1's
-`ToolListingBounds`), and the delivery limits of View-originated
-operations. `HostLimits.revision` digests all of them, so any change to any
-limit changes the revision, and with it the binding fingerprint.
+Every bound the Apps host enforces comes from the profile: sealing size and
+depth, model-context register caps, round and time caps, the admission
+`tools/list` bounds (`ToolListingBounds`) and the delivery limits of
+View-originated operations. `HostLimits.revision` digests all of them, so
+any change changes the binding fingerprint.
+
+Example:
+
+  limits = HostLimits(discovery=ToolListingBounds(max_pages=8))
 """
 
 from __future__ import annotations

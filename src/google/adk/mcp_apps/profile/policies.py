@@ -15,22 +15,17 @@
 
 """The host profile's callback, connection-affinity and resource policies.
 
-* `CallbackPolicy` is the profile's selection in the governed MCP-callback
-  matrix (RFC §4). On app-safe connections, the ones that carry UI tool
-  calls and View operations, none of the input-request callbacks
-  (sampling, elicitation, roots) is installed, so neither era advertises
-  them; that is the only v1 selection and the field exists so that the
-  fingerprint names it. Progress callbacks on app paths are
-  notification-only by default and may be narrowed to disabled.
-* `ConnectionAffinityPolicy` governs app-safe connection generations
-  (RFC §6): they are always keyed by the caller's security domain, by
-  default also by Session incarnation, and shared across Sessions of one
-  principal only by an explicit opt-in that declares the server-handle
-  contract it relies on. Idle eviction and maximum lifetime bound them.
-* `ResourcePolicySettings` are the profile's resource-read entries (PR 1's
-  `ResourcePolicyEntry`) under a canonicalizer, with a revision.
+`CallbackPolicy` selects the MCP callbacks app-safe connections get (no
+input-request callbacks in v1); `ConnectionAffinityPolicy` keys app-safe
+connection generations by security domain and, by default, Session
+incarnation; `ResourcePolicySettings` holds the resource-read entries. All
+are immutable and enter the binding fingerprint. Notes:
+docs/design/profile.md.
 
-All three are immutable and enter the binding fingerprint.
+Example:
+
+  affinity = ConnectionAffinityPolicy(idle_eviction_seconds=300)
+  resources = ResourcePolicySettings([ResourcePolicyEntry.prefix('ui://a/')])
 """
 
 from __future__ import annotations
@@ -62,7 +57,7 @@ class AppSafeInputCallbacks(enum.Enum):
   """Which MCP input-request callbacks app-safe connections get."""
 
   NONE = 'none'
-  """Sampling, elicitation and roots are all absent (v1, RFC §6)."""
+  """Sampling, elicitation and roots are all absent (v1)."""
 
 
 class AppPathProgress(enum.Enum):
@@ -144,7 +139,7 @@ class ConnectionAffinityPolicy:
   Attributes:
     security_domain_keying: Key generations by a host-derived opaque
       security-domain key of the resolved principal. Always True: a
-      stateful generation is never shared across principals (RFC §6).
+      stateful generation is never shared across principals.
     cross_session_sharing: None (the default) keys generations by Session
       incarnation too; a value opts into sharing one principal's generation
       across its Sessions under the declared handle contract.
