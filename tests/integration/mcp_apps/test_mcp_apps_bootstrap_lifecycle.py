@@ -58,7 +58,8 @@ from google.adk.mcp_apps.bootstrap.render import BootstrapResolveError
 from google.adk.mcp_apps.bootstrap.render import BootstrapStep
 from google.adk.mcp_apps.bootstrap.render import RenderDocument
 from google.adk.mcp_apps.contracts.sealed_result_store import SealedRecordScope
-from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultNotFoundError
+from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultReason
+from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultStoreError
 from google.adk.mcp_apps.descriptor.widget_descriptor import McpAppWidgetDescriptor
 from google.adk.mcp_apps.descriptor.widget_descriptor import read_mcp_widget
 from google.adk.mcp_apps.profile.fingerprint import binding_revision
@@ -95,6 +96,13 @@ CALL = "tools/call"
 
 
 # --- The harness -------------------------------------------------------------
+
+
+def _raises(reason: SealedResultReason) -> Any:
+  """`pytest.raises` for a `SealedResultStoreError` with this reason."""
+  return pytest.raises(
+      SealedResultStoreError, check=lambda e: e.reason is reason
+  )
 
 
 @dataclasses.dataclass
@@ -262,7 +270,7 @@ async def test_readiness_lost_after_store_write(
     # Orphan GC deletes exactly it.
     deleted = await store.collect_garbage(now=FAR_FUTURE, is_referenced=check)
     assert deleted == 1
-    with pytest.raises(SealedResultNotFoundError):
+    with _raises(SealedResultReason.NOT_FOUND):
       await store.state(scope, ref)
 
     # No live reservation: bootstrap fails typed and cold, no grant.

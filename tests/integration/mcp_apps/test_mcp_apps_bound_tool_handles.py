@@ -69,8 +69,9 @@ from google.adk.mcp_apps.affinity.tool_handles import TwoClassCatalog
 from google.adk.mcp_apps.affinity.tool_handles import UI_ON_CALLBACKED_ABSENT_APP_SAFE
 from google.adk.mcp_apps.binding.registry import McpAppBindingRegistry
 from google.adk.mcp_apps.binding.spec import McpToolsetSpec
-from google.adk.mcp_apps.catalog.listing import ToolListingBoundExceeded
 from google.adk.mcp_apps.catalog.listing import ToolListingBounds
+from google.adk.mcp_apps.catalog.listing import ToolListingError
+from google.adk.mcp_apps.catalog.listing import ToolListingReason
 from google.adk.mcp_apps.contracts.scope import SessionKey
 from google.adk.mcp_apps.profile import HostLimits
 from google.adk.mcp_apps.profile import local_dev_profile
@@ -407,7 +408,10 @@ PAGED = {"page_size": 5, "generated_tools": 20}
 def _listing_error(error: BaseException) -> BaseException:
   """The typed listing error a failed `get_tools` was chained from."""
   cause: Optional[BaseException] = error
-  while cause is not None and not isinstance(cause, ToolListingBoundExceeded):
+  while cause is not None and not (
+      isinstance(cause, ToolListingError)
+      and cause.reason is ToolListingReason.BOUND_EXCEEDED
+  ):
     cause = cause.__cause__ or cause.__context__
   assert cause is not None, f"no typed listing error under {error!r}"
   return cause

@@ -45,11 +45,9 @@ from types import ModuleType
 from typing import Any
 
 from google.adk.mcp_apps.catalog.app_catalog import list_app_catalog
-from google.adk.mcp_apps.catalog.listing import RepeatedCursorError
-from google.adk.mcp_apps.catalog.listing import ToolListingBoundExceeded
 from google.adk.mcp_apps.catalog.listing import ToolListingBounds
 from google.adk.mcp_apps.catalog.listing import ToolListingError
-from google.adk.mcp_apps.catalog.listing import ToolListingFailed
+from google.adk.mcp_apps.catalog.listing import ToolListingReason
 from google.adk.mcp_apps.errors import DenialReason
 from google.adk.mcp_apps.errors import McpAppVisibilityError
 from mcp_apps_conformance_server import names
@@ -197,10 +195,10 @@ async def test_page_bound_denies_admission(observed: Any) -> None:
   finally:
     await toolset.close()
     await unbounded.close()
-  assert isinstance(cause, ToolListingBoundExceeded)
+  assert cause.reason is ToolListingReason.BOUND_EXCEEDED
   assert (cause.bound, cause.limit) == ("pages", 3)
   assert [r["method"] for r in requests] == ["tools/list"] * 3
-  assert isinstance(model_cause, ToolListingBoundExceeded)
+  assert model_cause.reason is ToolListingReason.BOUND_EXCEEDED
   assert model_cause.bound == "pages"
   # The model catalog follows every page: the last generated tool is there.
   assert f"{names.GENERATED_PREFIX}0019" in everything
@@ -221,11 +219,11 @@ async def test_item_bound_denies_admission(observed: Any) -> None:
     model_cause = await _model_catalog_fails(toolset)
   finally:
     await toolset.close()
-  assert isinstance(cause, ToolListingBoundExceeded)
+  assert cause.reason is ToolListingReason.BOUND_EXCEEDED
   assert (cause.bound, cause.limit) == ("items", 30)
   # Page 0 (5 items) and the oversized page 1 (45 items): stopped there.
   assert [r["method"] for r in requests] == ["tools/list"] * 2
-  assert isinstance(model_cause, ToolListingBoundExceeded)
+  assert model_cause.reason is ToolListingReason.BOUND_EXCEEDED
   assert model_cause.bound == "items"
 
 
@@ -246,10 +244,10 @@ async def test_byte_bound_denies_admission(observed: Any) -> None:
     model_cause = await _model_catalog_fails(toolset)
   finally:
     await toolset.close()
-  assert isinstance(cause, ToolListingBoundExceeded)
+  assert cause.reason is ToolListingReason.BOUND_EXCEEDED
   assert (cause.bound, cause.limit) == ("bytes", 100_000)
   assert [r["method"] for r in requests] == ["tools/list"] * 2
-  assert isinstance(model_cause, ToolListingBoundExceeded)
+  assert model_cause.reason is ToolListingReason.BOUND_EXCEEDED
   assert model_cause.bound == "bytes"
 
 
@@ -272,7 +270,7 @@ async def test_time_bound_denies_admission(observed: Any) -> None:
       assert (await catalogs.admit(session, TARGET, bounds=GENEROUS)).name
   finally:
     await toolset.close()
-  assert isinstance(cause, ToolListingBoundExceeded)
+  assert cause.reason is ToolListingReason.BOUND_EXCEEDED
   assert (cause.bound, cause.limit) == ("seconds", 0.3)
   # Denied at the bound, without waiting for the slow page.
   assert elapsed < slow_ms / 1000
@@ -294,9 +292,9 @@ async def test_repeated_cursor_denies_without_looping(
     model_cause = await _model_catalog_fails(toolset)
   finally:
     await toolset.close()
-  assert isinstance(cause, RepeatedCursorError)
+  assert cause.reason is ToolListingReason.REPEATED_CURSOR
   assert cause.page == 3
-  assert isinstance(model_cause, RepeatedCursorError)
+  assert model_cause.reason is ToolListingReason.REPEATED_CURSOR
   # Page 0, page 1, page 2 (which hands back its own cursor): then stop.
   assert [r["method"] for r in requests] == ["tools/list"] * 3
   cursors = [r["cursor"] for r in requests]
@@ -310,10 +308,14 @@ async def test_repeated_cursor_denies_without_looping(
         (
             {"oversized_page": 2, "oversized_page_items": 40},
             ToolListingBounds(max_items=30),
-            ToolListingBoundExceeded,
+            ToolListingReason.BOUND_EXCEEDED,
         ),
-        ({"repeat_cursor_page": 2}, GENEROUS, RepeatedCursorError),
-        ({"failing_page": 2}, GENEROUS, ToolListingFailed),
+        (
+            {"repeat_cursor_page": 2},
+            GENEROUS,
+            ToolListingReason.REPEATED_CURSOR,
+        ),
+        ({"failing_page": 2}, GENEROUS, ToolListingReason.REQUEST_FAILED),
     ],
     ids=["items", "repeated-cursor", "failing-page"],
 )
@@ -322,7 +324,7 @@ async def test_partial_catalog_is_never_consulted(
     mcp_apps: Any,
     switches: dict[str, Any],
     bounds: ToolListingBounds,
-    expected: type[BaseException],
+    expected: ToolListingReason,
 ) -> None:
   """P1-DISC-08: after a violation, a tool already received is still denied."""
   endpoint = observed(dict(PAGED, **switches))
@@ -333,14 +335,16 @@ async def test_partial_catalog_is_never_consulted(
       mark = endpoint.mark()
       cause = await _denied_listing(session, bounds)
       requests = endpoint.requests(mark)
-      with pytest.raises(expected):
+      with pytest.raises(
+          ToolListingError, check=lambda e: e.reason is expected
+      ):
         await list_app_catalog(session, bounds=bounds)
     model_cause = await _model_catalog_fails(toolset)
   finally:
     await toolset.close()
   assert TARGET in [t.name for t in first_page]
-  assert isinstance(cause, expected)
-  assert isinstance(model_cause, expected)
+  assert cause.reason is expected
+  assert model_cause.reason is expected
   # Pages 0, 1 and the violating page 2 were received; nothing was called.
   assert [r["method"] for r in requests] == ["tools/list"] * 3
 
@@ -358,10 +362,10 @@ async def test_failing_page_denies_admission(observed: Any) -> None:
     model_cause = await _model_catalog_fails(toolset)
   finally:
     await toolset.close()
-  assert isinstance(cause, ToolListingFailed)
+  assert cause.reason is ToolListingReason.REQUEST_FAILED
   assert "page 2 failed" in str(cause)
   assert "-32050" in str(cause) or "fails on purpose" in str(cause)
-  assert isinstance(model_cause, ToolListingFailed)
+  assert model_cause.reason is ToolListingReason.REQUEST_FAILED
   assert [r["method"] for r in requests] == ["tools/list"] * 2
 
 

@@ -89,7 +89,10 @@ async def test_repeated_cursor_fails_the_catalog_whole() -> None:
   finally:
     await toolset.close()
   cause: BaseException | None = failed.value
-  while cause is not None and type(cause).__name__ != "RepeatedCursorError":
+  while cause is not None and (
+      getattr(getattr(cause, "reason", None), "value", None)
+      != "repeated_cursor"
+  ):
     cause = cause.__cause__
   assert cause is not None, f"not a repeated cursor: {failed.value!r}"
 

@@ -59,9 +59,7 @@ from google.adk.mcp_apps.contracts.sealed_result_store import ReferenceTrackingS
 from google.adk.mcp_apps.contracts.sealed_result_store import REQUIRED_SEALED_STORE_CAPABILITIES
 from google.adk.mcp_apps.contracts.sealed_result_store import SealedEnvelope
 from google.adk.mcp_apps.contracts.sealed_result_store import SealedRecordScope
-from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultConflictError
-from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultCorruptError
-from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultNotFoundError
+from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultReason
 from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultRef
 from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultStore
 from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultStoreError
@@ -90,6 +88,13 @@ ENVELOPE = SealedEnvelope(b'{"content":[{"text":"42"}]}', b'{"refresh":1}')
 OTHER_ENVELOPE = SealedEnvelope(
     b'{"content":[{"text":"43"}]}', b'{"refresh":1}'
 )
+
+
+def _raises(reason: SealedResultReason) -> Any:
+  """`pytest.raises` for a `SealedResultStoreError` with this reason."""
+  return pytest.raises(
+      SealedResultStoreError, check=lambda e: e.reason is reason
+  )
 
 
 class FakeClock:
@@ -327,12 +332,7 @@ async def test_store_implements_the_contract(
   assert store.namespace == DEFAULT_NAMESPACE
   assert store.revision == FORMAT_REVISION
   assert store.persistence_capabilities == REQUIRED_SEALED_STORE_CAPABILITIES
-  for error in (
-      SealedResultConflictError,
-      SealedResultCorruptError,
-      SealedResultNotFoundError,
-      SealedResultStoreIncompatibleError,
-  ):
+  for error in (SealedResultStoreError, SealedResultStoreIncompatibleError):
     assert issubclass(error, SealedResultStoreError)
     assert issubclass(error, McpAppsError)
 
@@ -375,13 +375,13 @@ async def test_tenant_mismatch_fails_typed(
   store = contract.store
   ref = await create(store, 'op-1')
 
-  with pytest.raises(SealedResultNotFoundError):
+  with _raises(SealedResultReason.NOT_FOUND):
     await store.resolve(wrong, ref)
   if isinstance(store, ReferenceTrackingSealedResultStore):
-    with pytest.raises(SealedResultNotFoundError):
+    with _raises(SealedResultReason.NOT_FOUND):
       await store.mark_referenced(wrong, ref)
   # The same error as an unknown id: no oracle for other tenants' records.
-  with pytest.raises(SealedResultNotFoundError):
+  with _raises(SealedResultReason.NOT_FOUND):
     await store.resolve(SCOPE, SealedResultRef('no-such-record'))
   assert await store.resolve(SCOPE, ref) == ENVELOPE
 
@@ -394,7 +394,7 @@ async def test_incarnation_mismatch_fails_typed(
   ref = await create(store, 'op-1')
   next_incarnation = dataclasses.replace(SCOPE, incarnation=2)
 
-  with pytest.raises(SealedResultNotFoundError):
+  with _raises(SealedResultReason.NOT_FOUND):
     await store.resolve(next_incarnation, ref)
   assert await store.resolve(SCOPE, ref) == ENVELOPE
 
@@ -418,9 +418,9 @@ async def test_store_part_event_and_call_mismatch_fails_typed(
   store = contract.store
   ref = await create(store, 'op-1')
 
-  with pytest.raises(SealedResultNotFoundError):
+  with _raises(SealedResultReason.NOT_FOUND):
     await store.resolve(wrong, ref)
-  with pytest.raises(SealedResultNotFoundError):
+  with _raises(SealedResultReason.NOT_FOUND):
     await store.resolve(SCOPE, SealedResultRef(ref.record_id, 2))
 
 
@@ -469,7 +469,7 @@ async def test_tampered_bytes_fail_typed_corrupt(
   )
   await contract.tamper(ref.record_id, part, value)
 
-  with pytest.raises(SealedResultCorruptError):
+  with _raises(SealedResultReason.CORRUPT):
     await store.resolve(SCOPE, ref)
   # Only the tampered record is refused; nothing is released from it.
   assert (
@@ -553,13 +553,13 @@ async def test_same_instance_different_bytes_conflicts(
   ref = await create(store, 'op-1')
   before = await contract.raw(ref.record_id)
 
-  with pytest.raises(SealedResultConflictError):
+  with _raises(SealedResultReason.CONFLICT):
     await create(store, 'op-1', envelope=OTHER_ENVELOPE)
-  with pytest.raises(SealedResultConflictError):
+  with _raises(SealedResultReason.CONFLICT):
     await create(
         store, 'op-1', envelope=SealedEnvelope(ENVELOPE.sealed_result, None)
     )
-  with pytest.raises(SealedResultConflictError):
+  with _raises(SealedResultReason.CONFLICT):
     await create(store, 'op-1', scope=dataclasses.replace(SCOPE, event_id='e2'))
 
   assert await contract.raw(ref.record_id) == before
@@ -586,7 +586,8 @@ async def test_concurrent_different_bytes_one_wins_unchanged(
 
   (winner,) = [o for o in outcomes if isinstance(o, SealedResultRef)]
   (loser,) = [o for o in outcomes if isinstance(o, BaseException)]
-  assert isinstance(loser, SealedResultConflictError)
+  assert isinstance(loser, SealedResultStoreError)
+  assert loser.reason is SealedResultReason.CONFLICT
   winning_bytes = ENVELOPE if outcomes[0] is winner else OTHER_ENVELOPE
   assert await first.resolve(SCOPE, winner) == winning_bytes
   assert await row_count(first) == 1
@@ -619,7 +620,7 @@ async def test_crash_before_append_pending_collected_after_expiry(
       )
       == 1
   )
-  with pytest.raises(SealedResultNotFoundError):
+  with _raises(SealedResultReason.NOT_FOUND):
     await restarted.resolve(SCOPE, ref)
   assert await row_count(restarted) == 0
 
@@ -724,7 +725,7 @@ async def test_retry_after_gc_creates_fresh_record(
 
   assert fresh.record_id != old.record_id
   assert await store.resolve(SCOPE, fresh) == ENVELOPE
-  with pytest.raises(SealedResultNotFoundError):
+  with _raises(SealedResultReason.NOT_FOUND):
     await store.resolve(SCOPE, old)
   assert await contract.count() == 1
 
@@ -746,7 +747,7 @@ async def test_gc_deletes_only_expired_records_no_event_references(
   is_referenced = event_check(by_event, check_raises, asked)
 
   assert await store.collect_garbage(now=now, is_referenced=is_referenced) == 1
-  with pytest.raises(SealedResultNotFoundError):
+  with _raises(SealedResultReason.NOT_FOUND):
     await store.resolve(SCOPE, eligible)
   for kept in (not_expired, by_event, check_raises):
     assert await store.resolve(SCOPE, kept) == ENVELOPE
@@ -782,7 +783,7 @@ async def test_gc_deletes_only_expired_unreferenced_pending(
   )
 
   assert deleted == 1
-  with pytest.raises(SealedResultNotFoundError):
+  with _raises(SealedResultReason.NOT_FOUND):
     await store.resolve(SCOPE, eligible)
   for kept in (
       not_expired,
@@ -848,9 +849,9 @@ async def test_cascade_removes_every_record_of_the_incarnation(
   assert await store.delete_incarnation(SESSION, 1) == 2
   assert await store.delete_incarnation(SESSION, 1) == 0  # idempotent
 
-  with pytest.raises(SealedResultNotFoundError):
+  with _raises(SealedResultReason.NOT_FOUND):
     await store.resolve(SCOPE, doomed[0])
-  with pytest.raises(SealedResultNotFoundError):
+  with _raises(SealedResultReason.NOT_FOUND):
     await store.resolve(
         dataclasses.replace(SCOPE, event_id='event-2'), doomed[1]
     )

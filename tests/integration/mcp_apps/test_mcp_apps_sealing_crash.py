@@ -56,8 +56,9 @@ from google.adk.events.event import Event
 from google.adk.mcp_apps.contracts.scope import SessionKey
 from google.adk.mcp_apps.contracts.sealed_result_store import SealedEnvelope
 from google.adk.mcp_apps.contracts.sealed_result_store import SealedRecordScope
-from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultNotFoundError
+from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultReason
 from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultRef
+from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultStoreError
 from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultStoreIncompatibleError
 from google.adk.mcp_apps.contracts.sealed_result_store import validate_sealed_store
 from google.adk.mcp_apps.lifecycle import SealedStoreParticipant
@@ -119,6 +120,13 @@ REFRESH_FIELDS = (
 
 
 # -- environment ----------------------------------------------------------------
+
+
+def _raises(reason: SealedResultReason) -> Any:
+  """`pytest.raises` for a `SealedResultStoreError` with this reason."""
+  return pytest.raises(
+      SealedResultStoreError, check=lambda e: e.reason is reason
+  )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -482,7 +490,7 @@ async def test_kill_after_store_write_orphan_collected(
     assert await world.gc() == 2
     assert await sealed_rows(env.store_url) == []
     for row in rows:
-      with pytest.raises(SealedResultNotFoundError):
+      with _raises(SealedResultReason.NOT_FOUND):
         await world.store.resolve(row.scope, row.ref)
 
 
@@ -719,7 +727,7 @@ async def test_delete_and_recreate_removes_records(
       assert caught.value.fault is fault
     for row in rows:
       for incarnation in (1, 2):
-        with pytest.raises(SealedResultNotFoundError):
+        with _raises(SealedResultReason.NOT_FOUND):
           await profile.sealed_result_store.resolve(
               dataclasses.replace(row.scope, incarnation=incarnation), row.ref
           )

@@ -54,7 +54,8 @@ from google.adk.mcp_apps.contracts.local_dev import LocalDevSessionLifecycleStor
 from google.adk.mcp_apps.contracts.scope import SessionKey
 from google.adk.mcp_apps.contracts.sealed_result_store import SealedEnvelope
 from google.adk.mcp_apps.contracts.sealed_result_store import SealedRecordScope
-from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultNotFoundError
+from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultReason
+from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultStoreError
 from google.adk.mcp_apps.contracts.session_lifecycle_store import CreationReceipt
 from google.adk.mcp_apps.contracts.session_lifecycle_store import LifecycleConflictError
 from google.adk.mcp_apps.contracts.session_lifecycle_store import LifecycleRecord
@@ -106,6 +107,13 @@ RUNTIME_TIMEOUT = 60.0
 
 
 # -- environment ----------------------------------------------------------------
+
+
+def _raises(reason: SealedResultReason) -> Any:
+  """`pytest.raises` for a `SealedResultStoreError` with this reason."""
+  return pytest.raises(
+      SealedResultStoreError, check=lambda e: e.reason is reason
+  )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1235,7 +1243,7 @@ async def test_old_sealed_reference_vs_new_incarnation(world: World):
   await world.manager.delete(KEY)
   await world.manager.create(KEY)
   for incarnation in (1, 2):
-    with pytest.raises(SealedResultNotFoundError):
+    with _raises(SealedResultReason.NOT_FOUND):
       await world.sealed.resolve(
           SealedRecordScope(KEY, incarnation, SEAL_SCOPE_EVENT, 'call-1'), ref
       )

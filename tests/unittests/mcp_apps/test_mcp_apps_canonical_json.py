@@ -54,13 +54,20 @@ _VECTORS = _load('vectors.jsonl')
 _ENVELOPES = _load('envelopes.jsonl')
 _PURPOSES = list(cj.Purpose)
 _REASONS = {
-    'integer_out_of_range': cj.CanonicalJsonIntegerRangeError,
-    'non_finite': cj.CanonicalJsonNonFiniteError,
-    'invalid_string': cj.CanonicalJsonInvalidStringError,
-    'too_large': cj.CanonicalJsonTooLargeError,
-    'too_deep': cj.CanonicalJsonTooDeepError,
-    'unsupported_type': cj.CanonicalJsonUnsupportedTypeError,
+    'integer_out_of_range': cj.CanonicalJsonReason.INTEGER_OUT_OF_RANGE,
+    'non_finite': cj.CanonicalJsonReason.NON_FINITE,
+    'invalid_string': cj.CanonicalJsonReason.INVALID_STRING,
+    'too_large': cj.CanonicalJsonReason.TOO_LARGE,
+    'too_deep': cj.CanonicalJsonReason.TOO_DEEP,
+    'unsupported_type': cj.CanonicalJsonReason.UNSUPPORTED_TYPE,
 }
+
+
+def _raises(reason: cj.CanonicalJsonReason) -> Any:
+  """`pytest.raises` for a `CanonicalJsonError` with this reason."""
+  return pytest.raises(
+      cj.CanonicalJsonError, check=lambda e: e.reason is reason
+  )
 
 
 def _case(case_id: str) -> Any:
@@ -88,8 +95,7 @@ def _check_vector(vector: dict[str, Any]) -> None:
     reference = cj._reference_encode(value, depth, None)
     assert reference.encode('utf-8') == expected
     return
-  error = _REASONS[vector['error']]
-  with pytest.raises(error) as raised:
+  with _raises(_REASONS[vector['error']]) as raised:
     cj.canonicalize(value, **limits)
   assert raised.value.reason == vector['error']
   if 'path' in vector:
@@ -125,12 +131,12 @@ def test_integer_range_vectors(vector):
 )
 def test_integer_range_refused_for_every_purpose(purpose, value):
   """P2-CJ-02: every purpose forbids the integer, with a typed error."""
-  with pytest.raises(cj.CanonicalJsonIntegerRangeError) as raised:
+  with _raises(cj.CanonicalJsonReason.INTEGER_OUT_OF_RANGE) as raised:
     cj.canonicalize({'n': [value]}, purpose=purpose)
   assert raised.value.purpose is purpose
   assert raised.value.path == '/n/0'
   assert purpose.value in str(raised.value)
-  with pytest.raises(cj.CanonicalJsonIntegerRangeError):
+  with _raises(cj.CanonicalJsonReason.INTEGER_OUT_OF_RANGE):
     cj.envelope(purpose, value)
   assert cj.canonicalize(2**53 - 1, purpose=purpose) == b'9007199254740991'
   assert cj.canonicalize(1 - 2**53, purpose=purpose) == b'-9007199254740991'
@@ -164,7 +170,7 @@ def test_non_finite_refused(vector):
 def test_non_finite_python_floats_refused(value):
   """P2-CJ-04: the Python floats, at the top and nested, are refused."""
   for wrapped in (value, [value], {'a': {'b': [1, value]}}):
-    with pytest.raises(cj.CanonicalJsonNonFiniteError):
+    with _raises(cj.CanonicalJsonReason.NON_FINITE):
       cj.canonicalize(wrapped)
 
 
@@ -183,7 +189,7 @@ def test_size_limit_is_exact_for_every_encoding_width(text):
   value = {'k': [text * 5, 1e-7, 12.0]}
   size = len(cj.canonicalize(value))
   assert len(cj.canonicalize(value, max_bytes=size)) == size
-  with pytest.raises(cj.CanonicalJsonTooLargeError) as raised:
+  with _raises(cj.CanonicalJsonReason.TOO_LARGE) as raised:
     cj.canonicalize(value, max_bytes=size - 1)
   assert raised.value.limit == size - 1
 
@@ -199,11 +205,11 @@ def test_cycles_are_too_deep():
   """P2-CJ-06: a reference cycle is infinitely deep, so refused as such."""
   cyclic: list[Any] = [1]
   cyclic.append(cyclic)
-  with pytest.raises(cj.CanonicalJsonTooDeepError):
+  with _raises(cj.CanonicalJsonReason.TOO_DEEP):
     cj.canonicalize(cyclic)
   mapping: dict[str, Any] = {}
   mapping['self'] = {'again': mapping}
-  with pytest.raises(cj.CanonicalJsonTooDeepError):
+  with _raises(cj.CanonicalJsonReason.TOO_DEEP):
     cj.canonicalize(mapping)
 
 
@@ -213,7 +219,7 @@ def test_far_too_deep_values_fail_fast():
   value: Any = 0
   for _ in range(100_000):
     value = [value]
-  with pytest.raises(cj.CanonicalJsonTooDeepError):
+  with _raises(cj.CanonicalJsonReason.TOO_DEEP):
     cj.canonicalize(value)
 
 
@@ -224,15 +230,15 @@ def test_default_limits_are_8_mib_and_depth_64():
   assert cj.DEFAULT_MAX_DEPTH == 64
   at_limit = 'x' * (cj.DEFAULT_MAX_BYTES - 2)
   assert len(cj.canonicalize(at_limit)) == cj.DEFAULT_MAX_BYTES
-  with pytest.raises(cj.CanonicalJsonTooLargeError):
+  with _raises(cj.CanonicalJsonReason.TOO_LARGE):
     cj.canonicalize(at_limit + 'x')
-  with pytest.raises(cj.CanonicalJsonTooLargeError):
+  with _raises(cj.CanonicalJsonReason.TOO_LARGE):
     cj.envelope('sealed-result', at_limit[:-1] + '\u00e9')
   nested: Any = []
   for _ in range(63):
     nested = [nested]
   assert cj.canonicalize(nested) == b'[' * 64 + b']' * 64
-  with pytest.raises(cj.CanonicalJsonTooDeepError) as raised:
+  with _raises(cj.CanonicalJsonReason.TOO_DEEP) as raised:
     cj.canonicalize([nested])
   assert raised.value.limit == 64
 
@@ -243,19 +249,19 @@ def test_limits_are_configurable():
   deep: Any = 1
   for _ in range(100):
     deep = {'a': deep}
-  with pytest.raises(cj.CanonicalJsonTooDeepError):
+  with _raises(cj.CanonicalJsonReason.TOO_DEEP):
     cj.canonicalize(deep)
   assert cj.canonicalize(deep, max_depth=100).count(b'{') == 100
-  with pytest.raises(cj.CanonicalJsonTooDeepError):
+  with _raises(cj.CanonicalJsonReason.TOO_DEEP):
     cj.canonicalize(deep, max_depth=99)
   big = 'y' * (9 * 1024 * 1024)
-  with pytest.raises(cj.CanonicalJsonTooLargeError):
+  with _raises(cj.CanonicalJsonReason.TOO_LARGE):
     cj.canonicalize(big)
   assert len(cj.canonicalize(big, max_bytes=16 * 1024 * 1024)) == len(big) + 2
   assert cj.canonicalize([1, 2], max_bytes=5, max_depth=1) == b'[1,2]'
   digest = cj.envelope_digest('replay-identity', [1, 2], max_bytes=5)
   assert digest.startswith('sha256:')
-  with pytest.raises(cj.CanonicalJsonTooLargeError):
+  with _raises(cj.CanonicalJsonReason.TOO_LARGE):
     cj.envelope('replay-identity', [1, 2], max_bytes=4)
 
 
@@ -307,7 +313,7 @@ def test_envelope_opens_only_under_its_own_purpose():
     for other in _PURPOSES:
       if other is sealed:
         continue
-      with pytest.raises(cj.CanonicalJsonEnvelopeError) as raised:
+      with _raises(cj.CanonicalJsonReason.ENVELOPE_MISMATCH) as raised:
         cj.open_envelope(other, data)
       assert raised.value.purpose is other
       assert isinstance(raised.value, McpAppsError)
@@ -318,7 +324,7 @@ def test_envelope_opens_only_under_its_own_purpose():
       b'adk-canonical-json/v1 sealed-result []',
       b'adk-canonical-json/v1 sealed-results\n[]',
   ):
-    with pytest.raises(cj.CanonicalJsonEnvelopeError):
+    with _raises(cj.CanonicalJsonReason.ENVELOPE_MISMATCH):
       cj.open_envelope('sealed-result', malformed)
 
 
@@ -397,7 +403,7 @@ class _Ratio(float):
 )
 def test_values_outside_the_json_domain_are_refused(value):
   """Tuples, sets, bytes and subclasses are refused, not coerced."""
-  with pytest.raises(cj.CanonicalJsonUnsupportedTypeError) as raised:
+  with _raises(cj.CanonicalJsonReason.UNSUPPORTED_TYPE) as raised:
     cj.canonicalize(value, purpose='sealed-result')
   assert raised.value.reason == 'unsupported_type'
   assert isinstance(raised.value, cj.CanonicalJsonError)
@@ -409,13 +415,13 @@ def test_values_outside_the_json_domain_are_refused(value):
 )
 def test_non_string_member_names_are_refused(key):
   """Member names must be exactly `str`; `json` would coerce them."""
-  with pytest.raises(cj.CanonicalJsonUnsupportedTypeError):
+  with _raises(cj.CanonicalJsonReason.UNSUPPORTED_TYPE):
     cj.canonicalize({'ok': [{key: 1}]})
 
 
 def test_errors_carry_reason_purpose_and_json_pointer():
   value = {'a/b': [{'c~d': [0, float('nan')]}]}
-  with pytest.raises(cj.CanonicalJsonNonFiniteError) as raised:
+  with _raises(cj.CanonicalJsonReason.NON_FINITE) as raised:
     cj.canonicalize(value, purpose=cj.Purpose.CONFIRMATION_ARGUMENTS)
   error = raised.value
   assert error.reason == 'non_finite'
@@ -423,7 +429,7 @@ def test_errors_carry_reason_purpose_and_json_pointer():
   assert error.path == '/a~1b/0/c~0d/1'
   assert 'confirmation-arguments' in str(error)
   assert "'/a~1b/0/c~0d/1'" in str(error)
-  with pytest.raises(cj.CanonicalJsonInvalidStringError) as raised_string:
+  with _raises(cj.CanonicalJsonReason.INVALID_STRING) as raised_string:
     cj.canonicalize({'x': ['ok', 'bad\udc00']})
   assert raised_string.value.path == '/x/1'
   assert raised_string.value.purpose is None
@@ -469,8 +475,7 @@ def test_astral_member_names_sort_by_utf16_on_every_path():
   # either way) keep the fast path and the same answer.
   same = {'\U0001f600': '\U0001f601', 'b': ['\U0001f602'], 'a': 1}
   assert cj._fast_encode(same, 64, None) == cj.canonicalize(same)
-  with pytest.raises(cj._Fallback):
-    cj._fast_encode(value, 64, None)
+  assert cj._fast_encode(value, 64, None) is None
 
 
 # --- Properties ------------------------------------------------------------
@@ -508,10 +513,7 @@ def test_fast_path_matches_reference_encoder(value):
   """P2-CJ-01: every path writes the same bytes as the reference encoder."""
   expected = cj._reference_encode(value, 64, None).encode('utf-8')
   assert cj.canonicalize(value) == expected
-  try:
-    assert cj._fast_encode(value, 64, None) == expected
-  except cj._Fallback:
-    pass
+  assert cj._fast_encode(value, 64, None) in (expected, None)
 
 
 @pytest.mark.conformance('P2-CJ-01')

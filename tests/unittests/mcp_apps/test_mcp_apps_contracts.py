@@ -42,9 +42,9 @@ from google.adk.mcp_apps.contracts import ReplayClass
 from google.adk.mcp_apps.contracts import ReplayClassificationAuthority
 from google.adk.mcp_apps.contracts import SealedEnvelope
 from google.adk.mcp_apps.contracts import SealedRecordScope
-from google.adk.mcp_apps.contracts import SealedResultConflictError
-from google.adk.mcp_apps.contracts import SealedResultNotFoundError
+from google.adk.mcp_apps.contracts import SealedResultReason
 from google.adk.mcp_apps.contracts import SealedResultStore
+from google.adk.mcp_apps.contracts import SealedResultStoreError
 from google.adk.mcp_apps.contracts import SessionAuthorizer
 from google.adk.mcp_apps.contracts import SessionKey
 from google.adk.mcp_apps.contracts import SessionLifecycleStore
@@ -65,6 +65,13 @@ _DEV_PROVIDERS = [
     (local_dev.LocalDevKeyProvider, BindingRevisionKeyProvider),
     (local_dev.LocalDevReplayClassification, ReplayClassificationAuthority),
 ]
+
+
+def _raises(reason: SealedResultReason):
+  """`pytest.raises` for a `SealedResultStoreError` with this reason."""
+  return pytest.raises(
+      SealedResultStoreError, check=lambda e: e.reason is reason
+  )
 
 
 @pytest.mark.conformance('P2-RDY-11')
@@ -161,7 +168,7 @@ def test_dev_sealed_store_is_scoped_and_immutable():
     assert again == ref
     assert len(ref.record_id) >= 22
     assert ref.to_wire() == {'recordId': ref.record_id, 'schemaVersion': 1}
-    with pytest.raises(SealedResultConflictError):
+    with _raises(SealedResultReason.CONFLICT):
       await store.create(
           scope,
           operation_instance_id='op-1',
@@ -170,7 +177,7 @@ def test_dev_sealed_store_is_scoped_and_immutable():
       )
     assert await store.resolve(scope, ref) == envelope
     other_incarnation = SealedRecordScope(_SESSION, 2, 'event-1', 'call-1')
-    with pytest.raises(SealedResultNotFoundError):
+    with _raises(SealedResultReason.NOT_FOUND):
       await store.resolve(other_incarnation, ref)
 
     async def referenced(scope, ref):
@@ -178,7 +185,7 @@ def test_dev_sealed_store_is_scoped_and_immutable():
 
     assert await store.collect_garbage(now=5, is_referenced=referenced) == 0
     assert await store.delete_incarnation(_SESSION, 1) == 1
-    with pytest.raises(SealedResultNotFoundError):
+    with _raises(SealedResultReason.NOT_FOUND):
       await store.resolve(scope, ref)
 
   asyncio.run(scenario())

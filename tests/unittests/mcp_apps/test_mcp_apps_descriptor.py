@@ -43,7 +43,6 @@ from google.adk.mcp_apps.bootstrap.render import select_app_content
 from google.adk.mcp_apps.descriptor.reference_validation import function_response_ids
 from google.adk.mcp_apps.descriptor.reference_validation import mcp_widgets
 from google.adk.mcp_apps.descriptor.reference_validation import ReferenceFault
-from google.adk.mcp_apps.descriptor.reference_validation import SealedReferenceValidationError
 from google.adk.mcp_apps.descriptor.reference_validation import validate_event_references
 from google.adk.mcp_apps.descriptor.sealed_reference import SealedResultReference
 from google.adk.mcp_apps.descriptor.widget_descriptor import DescriptorError
@@ -123,7 +122,7 @@ def _event(
 
 
 def _fault(event: Event, **kwargs: Any) -> tuple[ReferenceFault, str]:
-  with pytest.raises(SealedReferenceValidationError) as raised:
+  with pytest.raises(DescriptorError) as raised:
     validate_event_references(event, **kwargs)
   return raised.value.fault, raised.value.function_call_id
 
@@ -539,7 +538,7 @@ async def test_rejected_event_is_not_appended(
   service = InMemorySessionService()
   session = await service.create_session(app_name="app", user_id="u")
 
-  with pytest.raises(SealedReferenceValidationError) as raised:
+  with pytest.raises(DescriptorError) as raised:
     await append_event_with_sealed_results(
         service, session=session, event=event, pending=PendingSeals()
     )

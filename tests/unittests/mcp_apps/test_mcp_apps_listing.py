@@ -28,9 +28,9 @@ from typing import Any
 from unittest import mock
 
 from google.adk.mcp_apps.catalog.listing import list_all_tools
-from google.adk.mcp_apps.catalog.listing import RepeatedCursorError
-from google.adk.mcp_apps.catalog.listing import ToolListingBoundExceeded
 from google.adk.mcp_apps.catalog.listing import ToolListingBounds
+from google.adk.mcp_apps.catalog.listing import ToolListingError
+from google.adk.mcp_apps.catalog.listing import ToolListingReason
 from mcp import types
 import pytest
 
@@ -110,7 +110,10 @@ async def test_a_repeated_cursor_still_fails_on_stand_ins() -> None:
       _Page(['c'], nextCursor='p2'),
   )
 
-  with pytest.raises(RepeatedCursorError):
+  with pytest.raises(
+      ToolListingError,
+      check=lambda e: e.reason is ToolListingReason.REPEATED_CURSOR,
+  ):
     await list_all_tools(session)
 
 
@@ -122,6 +125,9 @@ async def test_sdk_pages_are_still_measured() -> None:
   page = types.ListToolsResult.model_validate({'tools': [tool.model_dump()]})
   session = _Session(page)
 
-  with pytest.raises(ToolListingBoundExceeded) as exceeded:
+  with pytest.raises(
+      ToolListingError,
+      check=lambda e: e.reason is ToolListingReason.BOUND_EXCEEDED,
+  ) as exceeded:
     await list_all_tools(session, ToolListingBounds(max_bytes=400))
   assert exceeded.value.bound == 'bytes'

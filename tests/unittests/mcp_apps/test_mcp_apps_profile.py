@@ -31,16 +31,14 @@ from google.adk.mcp_apps.profile import CrossSessionSharing
 from google.adk.mcp_apps.profile import DeliveryLimits
 from google.adk.mcp_apps.profile import EXTENSION_ID
 from google.adk.mcp_apps.profile import ExtensionSettings
-from google.adk.mcp_apps.profile import ExtensionSettingsError
 from google.adk.mcp_apps.profile import HostCapabilities
-from google.adk.mcp_apps.profile import HostCapabilitiesError
 from google.adk.mcp_apps.profile import HostLimits
-from google.adk.mcp_apps.profile import HostPolicyError
 from google.adk.mcp_apps.profile import HostProfileError
 from google.adk.mcp_apps.profile import local_dev_profile
 from google.adk.mcp_apps.profile import MCP_APP_MIME_TYPE
 from google.adk.mcp_apps.profile import McpAppsHostProfile
 from google.adk.mcp_apps.profile import MessageModality
+from google.adk.mcp_apps.profile import ProfileErrorReason
 from google.adk.mcp_apps.profile import ResourcePolicySettings
 from google.adk.mcp_apps.resources import ResourcePolicyEntry
 import pytest
@@ -69,6 +67,13 @@ def test_assigning_any_profile_field_raises(field):
   with pytest.raises(dataclasses.FrozenInstanceError):
     delattr(profile, field)
   assert getattr(profile, field) is before
+
+
+def _raises(reason: ProfileErrorReason, match: str | None = None):
+  """`pytest.raises` for a `HostProfileError` with this reason."""
+  return pytest.raises(
+      HostProfileError, match=match, check=lambda e: e.reason is reason
+  )
 
 
 @pytest.mark.conformance('P2-PROF-01')
@@ -168,12 +173,12 @@ def test_cross_session_sharing_needs_a_handle_contract():
       cross_session_sharing=CrossSessionSharing('explicit-server-handles/v1')
   )
   assert shared.session_incarnation_keying is False
-  with pytest.raises(HostPolicyError):
+  with _raises(ProfileErrorReason.INVALID_POLICY):
     CrossSessionSharing('  ')
-  with pytest.raises(HostPolicyError, match='across principals'):
+  with _raises(ProfileErrorReason.INVALID_POLICY, match='across principals'):
     ConnectionAffinityPolicy(security_domain_keying=False)
   for bad in (0, -1, float('inf'), float('nan'), True, '5'):
-    with pytest.raises(HostPolicyError):
+    with _raises(ProfileErrorReason.INVALID_POLICY):
       ConnectionAffinityPolicy(idle_eviction_seconds=bad)
 
 
@@ -181,19 +186,19 @@ def test_cross_session_sharing_needs_a_handle_contract():
 def test_invalid_limits_and_field_types_are_rejected():
   """P2-PROF-02: limits must be positive; field groups must be typed."""
   for bad in (0, -5, 1.5, True):
-    with pytest.raises(HostPolicyError):
+    with _raises(ProfileErrorReason.INVALID_POLICY):
       HostLimits(mrtr_max_rounds=bad)
-  with pytest.raises(HostPolicyError):
+  with _raises(ProfileErrorReason.INVALID_POLICY):
     DeliveryLimits(max_content_items=0)
-  with pytest.raises(HostPolicyError):
+  with _raises(ProfileErrorReason.INVALID_POLICY):
     HostLimits(register_max_bytes=10, registers_max_total_bytes=5)
-  with pytest.raises(HostProfileError, match='extension_settings'):
+  with _raises(ProfileErrorReason.INVALID_PROFILE, match='extension_settings'):
     McpAppsHostProfile(
         name='p', extension_settings={'mimeTypes': [MCP_APP_MIME_TYPE]}
     )
-  with pytest.raises(HostProfileError, match='name'):
+  with _raises(ProfileErrorReason.INVALID_PROFILE, match='name'):
     McpAppsHostProfile(name='')
-  with pytest.raises(HostPolicyError):
+  with _raises(ProfileErrorReason.INVALID_POLICY):
     ResourcePolicySettings([ResourcePolicyEntry.prefix('ui://a/b?q=1')])
 
 
@@ -218,7 +223,7 @@ def test_invalid_limits_and_field_types_are_rejected():
 def test_settings_without_valid_mime_types_fail(settings):
   """P2-ADV-03: settings lacking (valid) `mimeTypes` fail validation."""
   advertised = []
-  with pytest.raises(ExtensionSettingsError) as excinfo:
+  with _raises(ProfileErrorReason.INVALID_EXTENSION_SETTINGS) as excinfo:
     profile = McpAppsHostProfile(
         name='p', extension_settings=ExtensionSettings.from_wire(settings)
     )
@@ -230,7 +235,7 @@ def test_settings_without_valid_mime_types_fail(settings):
 @pytest.mark.conformance('P2-ADV-03')
 def test_empty_mime_types_fail_direct_construction():
   """P2-ADV-03: `mimeTypes` is REQUIRED also when built directly."""
-  with pytest.raises(ExtensionSettingsError, match='REQUIRED'):
+  with _raises(ProfileErrorReason.INVALID_EXTENSION_SETTINGS, match='REQUIRED'):
     ExtensionSettings(mime_types=())
 
 
@@ -269,7 +274,7 @@ def test_narrowing_drops_only_what_was_narrowed():
   assert HostCapabilities(message=None).to_wire() == {
       k: v for k, v in _V1_CAPABILITIES.items() if k != 'message'
   }
-  with pytest.raises(HostCapabilitiesError, match='use None'):
+  with _raises(ProfileErrorReason.UNSUPPORTED_CAPABILITIES, match='use None'):
     HostCapabilities(update_model_context=frozenset())
 
 
@@ -310,7 +315,9 @@ def test_unsupported_members_cannot_be_expressed():
 )
 def test_unsupported_modalities_are_rejected(field, modality):
   """P2-ADV-06: non-v1 modalities cannot be expressed."""
-  with pytest.raises(HostCapabilitiesError, match='does not support'):
+  with _raises(
+      ProfileErrorReason.UNSUPPORTED_CAPABILITIES, match='does not support'
+  ):
     HostCapabilities(**{field: frozenset({modality})})
   assert set(HostCapabilities().to_wire()['message']) == {'text'}
   assert set(HostCapabilities().to_wire()['updateModelContext']) == {

@@ -37,7 +37,6 @@ from google.adk.mcp_apps.contracts.local_dev import LocalDevSessionAuthorizer
 from google.adk.mcp_apps.contracts.local_dev import LocalDevSessionLifecycleStore
 from google.adk.mcp_apps.profile import AppPathProgress
 from google.adk.mcp_apps.profile import binding_revision
-from google.adk.mcp_apps.profile import BindingRevisionError
 from google.adk.mcp_apps.profile import CallbackPolicy
 from google.adk.mcp_apps.profile import ConnectionAffinityPolicy
 from google.adk.mcp_apps.profile import ContextModality
@@ -47,8 +46,10 @@ from google.adk.mcp_apps.profile import ExtensionSettings
 from google.adk.mcp_apps.profile import fingerprint_subset
 from google.adk.mcp_apps.profile import HostCapabilities
 from google.adk.mcp_apps.profile import HostLimits
+from google.adk.mcp_apps.profile import HostProfileError
 from google.adk.mcp_apps.profile import local_dev_profile
 from google.adk.mcp_apps.profile import MCP_APP_MIME_TYPE
+from google.adk.mcp_apps.profile import ProfileErrorReason
 from google.adk.mcp_apps.profile import ResourcePolicySettings
 from google.adk.mcp_apps.profile import verify_binding_revision
 from google.adk.mcp_apps.profile.fingerprint import fingerprint_bytes
@@ -295,7 +296,11 @@ def test_replay_classification_source_change_revision():
 @pytest.mark.conformance('P2-PROF-11')
 def test_missing_classification_cannot_be_fingerprinted():
   """P2-PROF-11: without an authority no binding revision exists."""
-  with pytest.raises(BindingRevisionError, match='replay_classification'):
+  with pytest.raises(
+      HostProfileError,
+      match='replay_classification',
+      check=lambda e: e.reason is ProfileErrorReason.NO_BINDING_REVISION,
+  ):
     binding_revision(_profile(replay_classification=None))
 
 

@@ -28,10 +28,15 @@ from google.adk.mcp_apps.resources import ResourceReadDenialReason
 from google.adk.mcp_apps.resources import ResourceReadDeniedError
 from google.adk.mcp_apps.resources import ResourceReadPolicy
 from google.adk.mcp_apps.resources import UriCanonicalizer
-from google.adk.mcp_apps.resources import UriHostError
+from google.adk.mcp_apps.resources import UriErrorReason
 import pytest
 
 _WIDGET = 'ui://bqaa/dashboard.html'
+
+
+def _raises(reason: UriErrorReason):
+  """`pytest.raises` for a `McpAppUriError` with this reason."""
+  return pytest.raises(McpAppUriError, check=lambda e: e.reason is reason)
 
 
 @pytest.mark.conformance('P1-RPOL-01')
@@ -182,7 +187,7 @@ def test_opaque_exact_entry_allowed():
 
 
 def test_invalid_configuration_raises():
-  with pytest.raises(UriHostError):
+  with _raises(UriErrorReason.HOST):
     ResourceReadPolicy('ui:///dash')
   with pytest.raises(McpAppUriError):
     ResourceReadPolicy(_WIDGET, [ResourcePolicyEntry.exact('ui://bqaa/../x')])

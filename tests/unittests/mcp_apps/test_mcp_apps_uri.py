@@ -42,13 +42,8 @@ from google.adk.mcp_apps.resources import ResourceReadDeniedError
 from google.adk.mcp_apps.resources import ResourceReadPolicy
 from google.adk.mcp_apps.resources import uri as uri_module
 from google.adk.mcp_apps.resources import UriCanonicalizer
-from google.adk.mcp_apps.resources import UriDotSegmentError
-from google.adk.mcp_apps.resources import UriHostError
-from google.adk.mcp_apps.resources import UriPortError
+from google.adk.mcp_apps.resources import UriErrorReason
 from google.adk.mcp_apps.resources import uris_equal
-from google.adk.mcp_apps.resources import UriSchemeError
-from google.adk.mcp_apps.resources import UriSyntaxError
-from google.adk.mcp_apps.resources import UriUserinfoError
 from hypothesis import assume
 from hypothesis import given
 from hypothesis import settings
@@ -65,6 +60,11 @@ _VECTORS_PATH = (
 _VECTORS = json.loads(_VECTORS_PATH.read_text(encoding='utf-8'))['vectors']
 
 _PROPERTY = settings(max_examples=2000, deadline=None)
+
+
+def _raises(reason: UriErrorReason):
+  """`pytest.raises` for a `McpAppUriError` with this reason."""
+  return pytest.raises(McpAppUriError, check=lambda e: e.reason is reason)
 
 
 def _prefix_policy(
@@ -109,9 +109,9 @@ def test_host_idna_normalized():
       'bücher.example', uts46=True
   ).decode('ascii')
   assert canonicalize('ui://ｂｑａａ/x') == canonicalize('ui://bqaa/x')
-  with pytest.raises(UriHostError):
+  with _raises(UriErrorReason.HOST):
     canonicalize('https://xn--zz/p')  # Not valid Punycode.
-  with pytest.raises(UriHostError):
+  with _raises(UriErrorReason.HOST):
     canonicalize('https://xn---bbk/p')  # A non-canonical ("fake") A-label.
 
 
@@ -160,7 +160,7 @@ def test_only_unreserved_escapes_decoded():
 )
 def test_dot_segments_rejected(uri):
   """P1-URI-06: dot segments, plain or encoded, are a typed error."""
-  with pytest.raises(UriDotSegmentError) as excinfo:
+  with _raises(UriErrorReason.DOT_SEGMENT) as excinfo:
     canonicalize(uri)
   assert excinfo.value.part == 'path'
   assert not uris_equal(uri, uri)
@@ -207,7 +207,7 @@ def test_custom_scheme_canonicalizer_registered():
   # ... and still apply, unchanged, to every other scheme.
   assert custom.canonicalize('UI://BQAA/Path') == canonicalize('ui://bqaa/Path')
   assert not custom.uris_equal('ui://bqaa/ABC', 'ui://bqaa/abc')
-  with pytest.raises(UriSyntaxError):
+  with _raises(UriErrorReason.SYNTAX):
     custom.canonicalize('bqaa-docs:no-authority')
   assert DEFAULT_URI_CANONICALIZER.registered_schemes == frozenset()
   assert custom.revision != DEFAULT_URI_CANONICALIZER.revision
@@ -239,7 +239,7 @@ def test_dot_segment_adversary_denied_before_read():
     with pytest.raises(ResourceReadDeniedError) as excinfo:
       read(uri)
     assert excinfo.value.reason is ResourceReadDenialReason.INVALID_URI
-    assert isinstance(excinfo.value.__cause__, UriDotSegmentError)
+    assert excinfo.value.__cause__.reason is UriErrorReason.DOT_SEGMENT
   assert not reads
 
 
@@ -300,7 +300,7 @@ def test_authority_swap_adversary_denied(uri):
 @pytest.mark.conformance('P1-URI-17')
 def test_authority_swap_userinfo_is_typed_error():
   """P1-URI-17: userinfo is rejected outright, naming the part."""
-  with pytest.raises(UriUserinfoError) as excinfo:
+  with _raises(UriErrorReason.USERINFO) as excinfo:
     canonicalize('ui://evil@bqaa/dash')
   assert excinfo.value.part == 'userinfo'
 
@@ -360,29 +360,28 @@ def test_golden_vector(vector):
     assert str(canonical) == vector['canonical']
     assert canonicalize(vector['canonical']) == canonical
   else:
-    error_type = getattr(uri_module, vector['error'])
+    reason = UriErrorReason(vector['error'])
     with pytest.raises(McpAppUriError) as excinfo:
       canonicalize(vector['input'])
-    assert type(excinfo.value) is error_type
+    assert excinfo.value.reason is reason
 
 
 def test_error_hierarchy():
-  for error_type in (
-      UriSyntaxError,
-      UriDotSegmentError,
-      UriUserinfoError,
-      UriHostError,
-      UriPortError,
-      UriSchemeError,
-  ):
-    assert issubclass(error_type, McpAppUriError)
+  assert {r.value for r in UriErrorReason} == {
+      'syntax',
+      'dot_segment',
+      'userinfo',
+      'host',
+      'port',
+      'scheme',
+  }
   assert issubclass(McpAppUriError, ValueError)
   assert issubclass(McpAppUriError, McpAppsError)
 
 
 def test_error_message_truncates_huge_input():
   uri = 'ui://bqaa/' + 'a' * 5000 + '/../x'
-  with pytest.raises(UriDotSegmentError) as excinfo:
+  with _raises(UriErrorReason.DOT_SEGMENT) as excinfo:
     canonicalize(uri)
   assert len(str(excinfo.value)) < 300
   assert 'path' in str(excinfo.value)
@@ -393,18 +392,19 @@ def test_error_is_picklable():
   with pytest.raises(McpAppUriError) as excinfo:
     canonicalize('ui://evil@bqaa/')
   copy = pickle.loads(pickle.dumps(excinfo.value))
-  assert type(copy) is UriUserinfoError
+  assert type(copy) is McpAppUriError
+  assert copy.reason is UriErrorReason.USERINFO
   assert str(copy) == str(excinfo.value)
 
 
 def test_too_long_rejected():
-  with pytest.raises(UriSyntaxError):
+  with _raises(UriErrorReason.SYNTAX):
     canonicalize('ui://bqaa/' + 'a' * uri_module.MAX_URI_LENGTH)
 
 
 @pytest.mark.parametrize('value', [None, 42, b'ui://bqaa/x', ['ui://bqaa']])
 def test_non_string_rejected(value):
-  with pytest.raises(UriSyntaxError):
+  with _raises(UriErrorReason.SYNTAX):
     canonicalize(value)
   assert not uris_equal(value, value)
 
@@ -427,20 +427,20 @@ def test_canonical_uri_value_type():
 @pytest.mark.parametrize(
     ('fields', 'error_type'),
     [
-        (('UI', 'h', '/x', None), UriSyntaxError),
-        (('ui', 'user@h', '/x', None), UriSyntaxError),
-        (('ui', 'h', 'x', None), UriSyntaxError),
-        (('ui', None, '//x', None), UriSyntaxError),
-        (('ui', 'h', '/%2f', None), UriSyntaxError),
-        (('ui', 'h', '/%41', None), UriSyntaxError),
-        (('ui', 'h', '/a b', None), UriSyntaxError),
-        (('ui', 'h', '/x', 'a#b'), UriSyntaxError),
-        (('ui', 'h', '/a/../b', None), UriDotSegmentError),
-        (('ui', 'h', '/%2E', None), UriSyntaxError),
+        (('UI', 'h', '/x', None), UriErrorReason.SYNTAX),
+        (('ui', 'user@h', '/x', None), UriErrorReason.SYNTAX),
+        (('ui', 'h', 'x', None), UriErrorReason.SYNTAX),
+        (('ui', None, '//x', None), UriErrorReason.SYNTAX),
+        (('ui', 'h', '/%2f', None), UriErrorReason.SYNTAX),
+        (('ui', 'h', '/%41', None), UriErrorReason.SYNTAX),
+        (('ui', 'h', '/a b', None), UriErrorReason.SYNTAX),
+        (('ui', 'h', '/x', 'a#b'), UriErrorReason.SYNTAX),
+        (('ui', 'h', '/a/../b', None), UriErrorReason.DOT_SEGMENT),
+        (('ui', 'h', '/%2E', None), UriErrorReason.SYNTAX),
     ],
 )
 def test_canonical_uri_rejects_non_canonical_fields(fields, error_type):
-  with pytest.raises(error_type):
+  with _raises(error_type):
     CanonicalUri(*fields)
 
 
@@ -457,7 +457,7 @@ def test_scheme_canonicalizer_contract_enforced():
 
   for function in (other_scheme, broken, not_a_uri):
     custom = UriCanonicalizer().with_scheme('x', function, revision='1')
-    with pytest.raises(UriSchemeError):
+    with _raises(UriErrorReason.SCHEME):
       custom.canonicalize('x://anything')
     assert not custom.uris_equal('x://a', 'x://a')
 
@@ -724,7 +724,8 @@ def test_property_host_matches_idna_package(host):
   )
   try:
     authority = canonicalize(f'https://{host}/p').authority
-  except UriHostError:
+  except McpAppUriError as e:
+    assert e.reason is UriErrorReason.HOST
     authority = None
   if ascii_path and authority is not None:
     # Plain ASCII hosts skip IDNA's hyphen and underscore rules but are
@@ -775,7 +776,7 @@ def test_property_dot_segments_always_rejected(segments, dots, position, tail):
   if tail:
     segments.append('secret')
   uri = 'ui://bqaa/' + '/'.join(segments)
-  with pytest.raises(UriDotSegmentError):
+  with _raises(UriErrorReason.DOT_SEGMENT):
     canonicalize(uri)
   policy = _prefix_policy('ui://bqaa')
   with pytest.raises(ResourceReadDeniedError) as excinfo:

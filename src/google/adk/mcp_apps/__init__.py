@@ -14,13 +14,8 @@
 
 """The MCP Apps host (SEP-1865, `io.modelcontextprotocol/ui`) for ADK.
 
-This module is the documented surface: everything a host needs to bind MCP
-toolsets to an Apps host profile, render their Views and serve the Views'
-calls. Everything else under `google.adk.mcp_apps` stays importable but is
-not part of it. `docs/user-guide.md` in the series repository walks through
-it end to end.
-
-Example (local development):
+This module is the documented surface (see docs/user-guide.md); names load
+lazily, so the core install pays nothing until one is used. Example:
 
   registry = McpAppBindingRegistry(
       {'monitor': McpToolsetSpec(connection_params=params)},
@@ -28,23 +23,14 @@ Example (local development):
       allow_dev_providers=True,
   )
   await registry.start()
-  print(registry.readiness_report())
   agent = LlmAgent(..., tools=[registry.toolset('monitor')])
-
-The names load lazily: `google.adk.events`, `google.adk.runners` and the
-MCP toolset import submodules of this package, and importing it must cost
-them nothing (no MCP SDK, no SQLAlchemy). The first use of a name imports
-its module, which needs the `mcpapps` extra.
 
 Subpackages are layered; each imports only from the layers before it:
 `errors`; `resources`, `catalog`, `contracts`, `canonical_json`; `descriptor`,
 `stores`, `profile`; `lifecycle`; `sealing`; `affinity`; `binding`,
-`bootstrap`. `binding` composes `affinity` and hands it what it may not
-build itself (each generation's connection, through a factory).
-
-Without a bound profile nothing here is active, except the three behaviour
-changes the RFC declares (visibility enforcement, the model projection of
-UI results, provenance stamping).
+`bootstrap`. Without a bound profile nothing here is active except
+visibility enforcement, the model projection of UI results and provenance
+stamping.
 """
 
 from __future__ import annotations

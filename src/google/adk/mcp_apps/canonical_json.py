@@ -14,109 +14,18 @@
 
 """ADK Canonical JSON v1: one byte form for every digest the host computes.
 
-The host seals tool results, binds confirmation permits to arguments, stamps
-binding revisions and keys replayed operations by digests of JSON values. A
-digest is only as good as the bytes under it, so every one of them is taken
-over the bytes this module produces, and another implementation (a browser,
-a store written in another language) must be able to produce the same bytes.
+The format is JCS (JSON Canonicalization Scheme) over the I-JSON domain:
+sorted members, ECMAScript number text, minimal string escapes, no
+whitespace. Values outside the domain or over a limit raise
+`CanonicalJsonError` with a `CanonicalJsonReason`. An envelope binds the
+bytes to one `Purpose`, so a digest made for one use never serves another.
+The design notes are in docs/design/canonical-json.md.
 
-**The format** is RFC 8785, the JSON Canonicalization Scheme (JCS), over the
-I-JSON domain (RFC 7493):
+Example:
 
-* objects have their members sorted by the UTF-16 code units of their names
-  (not by code point: a name with a character above U+FFFF sorts by its
-  surrogate pair, so before U+E000..U+FFFF);
-* numbers are written the way ECMAScript's `Number.prototype.toString`
-  writes them: the shortest digits that read back to the same double, in
-  plain notation from 1e-6 up to 1e21 (exclusive), so `0.000001` and
-  `100000000000000000000`, and as `1e+21` / `1.5e-7` outside it; `-0.0` is
-  written `0`;
-* strings escape only `"`, `\\` and the controls U+0000..U+001F (`\\b`,
-  `\\t`, `\\n`, `\\f`, `\\r` short, the others as lowercase `\\u00xx`); every
-  other character is written as itself in UTF-8;
-* no whitespace between tokens.
-
-**The domain** is what a JSON document decodes to in Python, checked
-exactly (`type(x) is ...`, so subclasses such as `IntEnum` or a `str`
-subclass are refused rather than guessed at): `dict` with `str` keys,
-`list`, `str`, `int`, `float`, `bool` and `None`. Refused, each with its own
-subclass of `CanonicalJsonError` (itself an `McpAppsError`):
-
-* `tuple`, `set`, `bytes`, other objects, non-`str` keys
-  (`CanonicalJsonUnsupportedTypeError`; a tuple is refused, not read as a
-  list, because a JSON document never decodes to one and accepting it would
-  make two Python values share one digest);
-* an `int` with `|n| > 2**53 - 1` (`CanonicalJsonIntegerRangeError`): I-JSON
-  numbers are doubles, and such an integer would be rounded silently by
-  every other implementation;
-* NaN and the infinities (`CanonicalJsonNonFiniteError`);
-* a string or key that is not valid Unicode, i.e. holds a lone surrogate
-  (`CanonicalJsonInvalidStringError`);
-* a value nested deeper than `max_depth` (`CanonicalJsonTooDeepError`);
-  a reference cycle is reported this way too, since it is infinitely deep;
-* canonical bytes longer than `max_bytes` (`CanonicalJsonTooLargeError`).
-
-Floats are not restricted beyond finiteness: `1e300` is a valid double and
-is written `1e+300`. An integral float such as `3.0` is the number 3 and is
-written `3`.
-
-**Depth** is counted on the serialized text: the largest number of `[` and
-`{` open at once. A scalar has depth 0, `[]` and `{}` depth 1, `[[1]]` and
-`{"a": {}}` depth 2. Member names and scalars add nothing. The default limit
-is 64 (`[` * 64 passes, `[` * 65 fails).
-
-**Size** is the length of the final canonical UTF-8 bytes of the value, so
-a character outside ASCII counts its UTF-8 bytes and an escaped control
-counts its escape (`"\\n"` in the text is 4 bytes with the quotes). The
-default limit is 8 MiB. For an envelope the limit applies to the canonical
-value, not to the fixed purpose header in front of it. Both limits are
-arguments, so a host profile can configure them.
-
-**Purposes and envelopes.** A digest means something only for one use: the
-canonical bytes of an argument object must not double as the digest of a
-sealed result that happens to contain the same object. `envelope` therefore
-prefixes the canonical value with a header naming the format and the
-purpose::
-
-    adk-canonical-json/v1 <purpose>\\n<canonical value bytes>
-
-The header is ASCII and ends in a raw line feed, which canonical JSON never
-contains (a line feed in a string is escaped), and the purpose names contain
-no space or line feed, so the header can be read back unambiguously: two
-envelopes are equal only if both the purpose and the value are equal, and no
-envelope is ever a canonical JSON text itself. `envelope_digest` is SHA-256
-over the envelope; `open_envelope` returns the value bytes only when the
-envelope carries the purpose the caller expects. The four purposes are
-`sealed-result`, `confirmation-arguments`, `binding-revision` and
-`replay-identity` (`Purpose`). Errors name the purpose they were raised for.
-
-**How it is fast.** The canonical form differs from what the C encoder of
-`json.dumps(sort_keys=True, separators=(',', ':'), ensure_ascii=False)`
-writes in only three places, so a validating pre-pass in Python walks the
-value once and the C encoder writes the text:
-
-* Floats: `json` writes `repr(float)`, which has the same shortest digits as
-  ECMAScript but other notation thresholds. A non-integral float of
-  magnitude at least 1e-4 is written identically by both. An integral float
-  is replaced by the `int` ECMAScript would print (below 2**53 that is
-  `int(x)`, which also turns `-0.0` into `0`; up to 1e21 it is the shortest
-  digits padded with zeros), and from 1e21 upward the two notations agree
-  again. Only a non-zero float smaller than 1e-4 in magnitude needs other
-  text: it is replaced by a unique 40-digit placeholder integer, and the
-  placeholders are substituted in the finished text. A placeholder is
-  substituted only if the text holds exactly as many placeholder-shaped runs
-  as were planted (a string could contain one); otherwise the value is
-  written by the reference encoder instead.
-* Member order: `sort_keys` sorts by code point, which is UTF-16 order unless
-  a name holds a character above U+FFFF. An object with such a name is
-  checked, and if its two orders differ the value is written by the
-  reference encoder.
-* Lone surrogates: the C encoder passes them through; encoding the text as
-  strict UTF-8 refuses them, at no cost for valid text.
-
-Containers holding a replaced float are copied (copy on write), so the
-caller's value is never modified. `_reference_encode` is the plain recursive
-encoder the fast path falls back to; tests hold the two to the same output.
+  data = canonicalize({'b': 1, 'a': [1.5, None]})  # b'{"a":[1.5,null],"b":1}'
+  digest = envelope_digest(Purpose.SEALED_RESULT, {'ok': True})
+  assert open_envelope('sealed-result', envelope('sealed-result', 1)) == b'1'
 """
 
 from __future__ import annotations
@@ -138,14 +47,8 @@ __all__ = [
     'ENVELOPE_FORMAT',
     'MAX_DEPTH_CEILING',
     'MAX_SAFE_INTEGER',
-    'CanonicalJsonEnvelopeError',
     'CanonicalJsonError',
-    'CanonicalJsonIntegerRangeError',
-    'CanonicalJsonInvalidStringError',
-    'CanonicalJsonNonFiniteError',
-    'CanonicalJsonTooDeepError',
-    'CanonicalJsonTooLargeError',
-    'CanonicalJsonUnsupportedTypeError',
+    'CanonicalJsonReason',
     'Purpose',
     'canonicalize',
     'envelope',
@@ -189,21 +92,54 @@ PurposeLike = Union[Purpose, str]
 """A `Purpose` or its string value."""
 
 
+class CanonicalJsonReason(str, enum.Enum):
+  """Why a value has no canonical form (or an envelope was refused)."""
+
+  TOO_LARGE = 'too_large'
+  """The canonical UTF-8 bytes are longer than the size limit."""
+
+  TOO_DEEP = 'too_deep'
+  """Containers nest deeper than the depth limit (or form a cycle)."""
+
+  NON_FINITE = 'non_finite'
+  """A float is NaN or infinite."""
+
+  INTEGER_OUT_OF_RANGE = 'integer_out_of_range'
+  """An integer lies outside +-(2**53 - 1), the I-JSON range."""
+
+  INVALID_STRING = 'invalid_string'
+  """A string or member name is not valid Unicode (a lone surrogate)."""
+
+  UNSUPPORTED_TYPE = 'unsupported_type'
+  """A value or member name has a type outside the JSON domain."""
+
+  ENVELOPE_MISMATCH = 'envelope_mismatch'
+  """An envelope is malformed or carries another purpose than expected."""
+
+
 class CanonicalJsonError(McpAppsError):
   """A value has no ADK Canonical JSON v1 form, or breaks a limit.
 
   Attributes:
-    reason: A machine-readable reason, fixed per subclass.
+    reason: Why, as a `CanonicalJsonReason`.
     purpose: The purpose the value was canonicalized for, if any.
-    path: A JSON Pointer (RFC 6901) to the offending value; `''` is the
-      whole value.
+    path: A JSON Pointer to the offending value; `''` is the whole value.
+    limit: The size or depth limit that was broken (`TOO_LARGE` and
+      `TOO_DEEP` only), else None.
   """
 
-  reason = 'canonical_json'
-
-  def __init__(self, detail: str, purpose: Optional[Purpose] = None):
+  def __init__(
+      self,
+      reason: CanonicalJsonReason,
+      detail: str,
+      purpose: Optional[Purpose] = None,
+      *,
+      limit: Optional[int] = None,
+  ):
+    self.reason = reason
     self.detail = detail
     self.purpose = purpose
+    self.limit = limit
     self._segments: list[str] = []
     super().__init__(detail)
 
@@ -221,62 +157,14 @@ class CanonicalJsonError(McpAppsError):
     return f'Canonical JSON{purpose}: {self.detail}{where}'
 
 
-class CanonicalJsonTooLargeError(CanonicalJsonError):
-  """The canonical UTF-8 bytes are longer than the size limit.
-
-  Attributes:
-    limit: The limit in bytes.
-  """
-
-  reason = 'too_large'
-
-  def __init__(self, limit: int, purpose: Optional[Purpose] = None):
-    self.limit = limit
-    super().__init__(f'canonical form exceeds {limit} bytes', purpose)
-
-
-class CanonicalJsonTooDeepError(CanonicalJsonError):
-  """Containers are nested deeper than the depth limit (or form a cycle).
-
-  Attributes:
-    limit: The depth limit.
-  """
-
-  reason = 'too_deep'
-
-  def __init__(self, limit: int, purpose: Optional[Purpose] = None):
-    self.limit = limit
-    super().__init__(f'nesting exceeds depth {limit}', purpose)
-
-
-class CanonicalJsonNonFiniteError(CanonicalJsonError):
-  """A float is NaN or infinite."""
-
-  reason = 'non_finite'
-
-
-class CanonicalJsonIntegerRangeError(CanonicalJsonError):
-  """An integer lies outside ±(2**53 - 1), the I-JSON range."""
-
-  reason = 'integer_out_of_range'
-
-
-class CanonicalJsonInvalidStringError(CanonicalJsonError):
-  """A string or member name is not valid Unicode (a lone surrogate)."""
-
-  reason = 'invalid_string'
-
-
-class CanonicalJsonUnsupportedTypeError(CanonicalJsonError):
-  """A value or member name has a type outside the JSON domain."""
-
-  reason = 'unsupported_type'
-
-
-class CanonicalJsonEnvelopeError(CanonicalJsonError):
-  """An envelope is malformed or carries another purpose than expected."""
-
-  reason = 'envelope_mismatch'
+def _over_limit(
+    reason: CanonicalJsonReason, limit: int, purpose: Optional[Purpose]
+) -> CanonicalJsonError:
+  """A `TOO_LARGE` or `TOO_DEEP` error for `limit`."""
+  what = 'canonical form exceeds {} bytes'
+  if reason is CanonicalJsonReason.TOO_DEEP:
+    what = 'nesting exceeds depth {}'
+  return CanonicalJsonError(reason, what.format(limit), purpose, limit=limit)
 
 
 # ---------------------------------------------------------------------------
@@ -303,7 +191,7 @@ def _format_float(x: float) -> str:
     x: A finite float.
 
   Returns:
-    The RFC 8785 text of the number.
+    The JCS text of the number.
   """
   if x == 0.0:
     return '0'
@@ -371,7 +259,7 @@ def _integral_float_as_int(x: float) -> int:
 
 
 def _utf16_key(name: str) -> bytes:
-  """Sort key ordering names by UTF-16 code units (RFC 8785 §3.2.3)."""
+  """Sort key ordering names by UTF-16 code units, as JCS requires."""
   return name.encode('utf-16-be')
 
 
@@ -381,38 +269,51 @@ def _has_astral(name: str) -> bool:
 
 
 def _check_string(value: str, purpose: Optional[Purpose]) -> None:
-  """Raises `CanonicalJsonInvalidStringError` on a lone surrogate."""
+  """Raises `CanonicalJsonError` (`INVALID_STRING`) on a lone surrogate."""
   try:
     value.encode('utf-8')
   except UnicodeEncodeError as e:
-    raise CanonicalJsonInvalidStringError(
+    raise CanonicalJsonError(
+        CanonicalJsonReason.INVALID_STRING,
         f'lone surrogate U+{ord(value[e.start]):04X} at index {e.start}',
         purpose,
     ) from None
 
 
-def _unsupported(value: object, purpose: Optional[Purpose]) -> Exception:
+def _unsupported(
+    value: object, purpose: Optional[Purpose]
+) -> CanonicalJsonError:
   what = type(value).__name__
-  return CanonicalJsonUnsupportedTypeError(
-      f'values of type {what} have no JSON form', purpose
+  return CanonicalJsonError(
+      CanonicalJsonReason.UNSUPPORTED_TYPE,
+      f'values of type {what} have no JSON form',
+      purpose,
   )
 
 
-def _unsupported_key(key: object, purpose: Optional[Purpose]) -> Exception:
+def _unsupported_key(
+    key: object, purpose: Optional[Purpose]
+) -> CanonicalJsonError:
   what = type(key).__name__
-  return CanonicalJsonUnsupportedTypeError(
-      f'member names must be str, not {what}', purpose
+  return CanonicalJsonError(
+      CanonicalJsonReason.UNSUPPORTED_TYPE,
+      f'member names must be str, not {what}',
+      purpose,
   )
 
 
-def _out_of_range(purpose: Optional[Purpose]) -> Exception:
-  return CanonicalJsonIntegerRangeError(
-      'integer magnitude exceeds 2**53 - 1 (I-JSON)', purpose
+def _out_of_range(purpose: Optional[Purpose]) -> CanonicalJsonError:
+  return CanonicalJsonError(
+      CanonicalJsonReason.INTEGER_OUT_OF_RANGE,
+      'integer magnitude exceeds 2**53 - 1 (I-JSON)',
+      purpose,
   )
 
 
-def _non_finite(value: float, purpose: Optional[Purpose]) -> Exception:
-  return CanonicalJsonNonFiniteError(f'{value!r} is not a JSON number', purpose)
+def _non_finite(value: float, purpose: Optional[Purpose]) -> CanonicalJsonError:
+  return CanonicalJsonError(
+      CanonicalJsonReason.NON_FINITE, f'{value!r} is not a JSON number', purpose
+  )
 
 
 # ---------------------------------------------------------------------------
@@ -463,7 +364,7 @@ def _reference_encode(
       append(_format_float(node))
     elif kind is list:
       if depth >= max_depth:
-        raise CanonicalJsonTooDeepError(max_depth, purpose)
+        raise _over_limit(CanonicalJsonReason.TOO_DEEP, max_depth, purpose)
       append('[')
       for index, item in enumerate(node):
         if index:
@@ -476,7 +377,7 @@ def _reference_encode(
       append(']')
     elif kind is dict:
       if depth >= max_depth:
-        raise CanonicalJsonTooDeepError(max_depth, purpose)
+        raise _over_limit(CanonicalJsonReason.TOO_DEEP, max_depth, purpose)
       mapping: dict[Any, Any] = node
       for key in mapping:
         if type(key) is not str:
@@ -522,10 +423,6 @@ _PLACEHOLDER_BASE = 7 * 10**25
 below 10**12: 26 digits (every accepted number is written with at most 21
 digits in a row), `_PLACEHOLDER_PREFIX` ('7' and 13 zeros) exactly once, at
 its start, then `i` in 12 digits."""
-
-
-class _Fallback(Exception):
-  """The fast path cannot write this value; use the reference encoder."""
 
 
 _TWO_53 = 2.0**53
@@ -582,7 +479,7 @@ def _prepass(
   # sealing a multi-megabyte result walks every value once.
   def walk_dict(mapping: dict[Any, Any], depth: int) -> dict[Any, Any]:
     if depth > max_depth:
-      raise CanonicalJsonTooDeepError(max_depth, purpose)
+      raise _over_limit(CanonicalJsonReason.TOO_DEEP, max_depth, purpose)
     out: Optional[dict[Any, Any]] = None
     key: Any = None
     try:
@@ -625,7 +522,7 @@ def _prepass(
 
   def walk_list(items: list[Any], depth: int) -> list[Any]:
     if depth > max_depth:
-      raise CanonicalJsonTooDeepError(max_depth, purpose)
+      raise _over_limit(CanonicalJsonReason.TOO_DEEP, max_depth, purpose)
     out: Optional[list[Any]] = None
     index = -1
     try:
@@ -706,17 +603,16 @@ _ASTRAL_LEADS = (b'\xf0', b'\xf1', b'\xf2', b'\xf3', b'\xf4')
 
 def _fast_encode(
     value: object, max_depth: int, purpose: Optional[Purpose]
-) -> bytes:
+) -> Optional[bytes]:
   """Encodes `value` with the C encoder after the validating pre-pass.
 
   Returns:
-    The canonical UTF-8 bytes.
+    The canonical UTF-8 bytes, or None if only the reference encoder can
+    write the value (a placeholder also spelled inside a string, an object
+    whose member orders differ, or a lone surrogate to be located).
 
   Raises:
     CanonicalJsonError: If the value is outside the domain or too deep.
-    _Fallback: If only the reference encoder can write it (a placeholder
-      also spelled inside a string, an object whose member orders differ,
-      or a lone surrogate to be located).
   """
   prepared, small, planted = _prepass(value, max_depth, purpose)
   text: str = _C_ENCODER.encode(prepared)
@@ -725,19 +621,19 @@ def _fast_encode(
     # too makes the count differ.
     parts = text.split(_PLACEHOLDER_PREFIX)
     if len(parts) != planted + 1:
-      raise _Fallback()
+      return None
     width = _PLACEHOLDER_INDEX_DIGITS
     parts[1:] = [small[int(p[:width])] + p[width:] for p in parts[1:]]
     text = ''.join(parts)
   try:
     data = text.encode('utf-8')
   except UnicodeEncodeError:
-    raise _Fallback() from None
+    return None
   if not data.isascii():
     for lead in _ASTRAL_LEADS:
       if lead in data:
         if _astral_misordered(value):
-          raise _Fallback()
+          return None
         break
   return data
 
@@ -785,18 +681,17 @@ def canonicalize(
     The canonical UTF-8 bytes.
 
   Raises:
-    CanonicalJsonError: The subclass naming why the value has no canonical
+    CanonicalJsonError: Its `reason` says why the value has no canonical
       form within the limits.
     ValueError: If `purpose` or a limit is invalid.
   """
   tag = _purpose(purpose)
   _check_limits(max_bytes, max_depth)
-  try:
-    data = _fast_encode(value, max_depth, tag)
-  except _Fallback:
+  data = _fast_encode(value, max_depth, tag)
+  if data is None:
     data = _reference_encode(value, max_depth, tag).encode('utf-8')
   if len(data) > max_bytes:
-    raise CanonicalJsonTooLargeError(max_bytes, tag)
+    raise _over_limit(CanonicalJsonReason.TOO_LARGE, max_bytes, tag)
   return data
 
 
@@ -874,8 +769,8 @@ def open_envelope(purpose: PurposeLike, data: bytes) -> bytes:
     The canonical value bytes after the header.
 
   Raises:
-    CanonicalJsonEnvelopeError: If `data` is not an envelope of `purpose`
-      (another purpose, another format, or no header).
+    CanonicalJsonError: `ENVELOPE_MISMATCH` if `data` is not an envelope
+      of `purpose` (another purpose, another format, or no header).
     ValueError: If `purpose` is invalid.
   """
   tag = _purpose(purpose)
@@ -884,7 +779,9 @@ def open_envelope(purpose: PurposeLike, data: bytes) -> bytes:
   header = _header(tag)
   if not data.startswith(header):
     found = data.partition(b'\n')[0][:80].decode('ascii', 'replace')
-    raise CanonicalJsonEnvelopeError(
-        f'expected a {tag.value} envelope, found header {found!r}', tag
+    raise CanonicalJsonError(
+        CanonicalJsonReason.ENVELOPE_MISMATCH,
+        f'expected a {tag.value} envelope, found header {found!r}',
+        tag,
     )
   return data[len(header) :]

@@ -17,7 +17,16 @@
 Every refusal the host makes is a typed error with a machine-readable reason,
 so a caller (a View bridge, a test, an operator reading logs) can tell a
 visibility denial from a listing failure without parsing messages. Messages
-never carry credentials or raw server payloads.
+never carry credentials or raw server payloads. Each subpackage has one
+error deriving from `McpAppsError`.
+
+Example:
+
+  try:
+    await call_app_tool(...)
+  except McpAppVisibilityError as e:
+    if e.reason is DenialReason.LISTING_FAILED:
+      ...
 """
 
 from __future__ import annotations

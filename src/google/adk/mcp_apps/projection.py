@@ -15,23 +15,17 @@
 """The model-facing projection of UI tool results.
 
 MCP Apps splits a tool result by audience: `content` (and the error flag) is
-for the model, while `structuredContent` and `_meta` carry data for the View
-that the model should not see. ADK 2.13.0 persists the whole result as the
-FunctionResponse, so View-only fields reach the LLM, both compaction modes,
-the Session API and streamed event frames.
+for the model, `structuredContent` and `_meta` for the View. For every
+result of a UI-associated tool the persisted FunctionResponse is an
+allow-list projection (`content`, the error flag, the result-type
+discriminator); events persisted unprojected are projected when replayed
+into model context. Non-UI results are never touched. Notes:
+docs/design/catalog.md.
 
-For every result of a UI-associated tool (one with a UI resource URI),
-whoever called it, the persisted FunctionResponse is this projection. It is
-an allow-list, pinned exactly: `content`, the error flag and the result-type
-discriminator, under either spelling ADK has persisted them (`isError` or
-`is_error`, `resultType` or `result_type`), and nothing else. Unknown
-top-level keys do not survive: a server's future View-only field must not
-leak by default. Non-UI results are never touched.
+Example:
 
-Events persisted by an unpatched ADK still hold whole results. They are
-projected when replayed into model context (LLM requests and compaction):
-an event's MCP `UiWidget` ids name the function responses that came from UI
-tools.
+  projected = project_ui_result({'content': [], 'structuredContent': {}})
+  assert 'structuredContent' not in projected
 """
 
 from __future__ import annotations

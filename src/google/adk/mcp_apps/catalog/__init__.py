@@ -12,4 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Tool visibility and the model and app catalogs (PR 1)."""
+"""Tool visibility and the model and app catalogs.
+
+Design notes: docs/design/catalog.md.
+"""

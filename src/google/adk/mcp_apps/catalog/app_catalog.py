@@ -15,19 +15,17 @@
 """The app catalog: which tools a View may call, decided at call time.
 
 A View may call a tool only on the server connection it was rendered from,
-only if the tool is `"app"`-visible there, only if the host's app-call policy
-admits it, and never under a framework-reserved name. Names are the server's
-native names (a toolset's `tool_name_prefix` is for the model's namespace, not
-the server's).
+only if the tool is `"app"`-visible there, only if the host's
+`AppCallPolicy` admits it, and never under a framework-reserved name.
+Admission lists the connection afresh, within `ToolListingBounds`, and
+denies with `McpAppVisibilityError` on any listing failure. Notes:
+docs/design/catalog.md.
 
-Admission never trusts a cached catalog: each decision lists the connection
-afresh, every page, within `ToolListingBounds`, and denies on any listing
-failure or bound violation without looking at what was already received. All
-checks that need no I/O (server identity, reserved name, policy) run first,
-so a denied call costs no remote request at all.
+Example:
 
-Connection generations (which live connection a View is bound to) arrive
-with the host profile in PR 2; this module takes the session it is given.
+  tool = await admit_app_call(
+      session, 'refresh_chart', view_server_id='crm', target_server_id='crm'
+  )
 """
 
 from __future__ import annotations
@@ -181,8 +179,8 @@ async def list_toolset_app_catalog(
 ) -> list[types.Tool]:
   """`list_app_catalog` on an `McpToolset`'s own pooled connection.
 
-  Until the host profile binds Views to connection generations (PR 2), this
-  is how a caller sees what a View of the toolset's server could call.
+  Without a host profile binding Views to connection generations, this is
+  how a caller sees what a View of the toolset's server could call.
 
   Args:
     toolset: An `McpToolset`.

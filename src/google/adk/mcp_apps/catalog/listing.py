@@ -14,28 +14,25 @@
 
 """Bounded, fully paginated `tools/list`.
 
-Upstream ADK reads only the first `tools/list` page, so a server that
-paginates hides every later tool from the model, and a catalog built from one
-page cannot be trusted to authorize anything. This module follows every page,
-within bounds on pages, items, bytes and time, and refuses a server that
-hands back a cursor it already returned (which would otherwise loop forever).
+Upstream ADK reads only the first `tools/list` page. `list_all_tools` follows
+every page within `ToolListingBounds` (pages, items, bytes, time) and
+raises `ToolListingError` on any violation, a repeated cursor or a failed
+request, so a caller gets the whole catalog or an error, never a partial
+one. Importing this module never needs the `mcp` package. Notes:
+docs/design/catalog.md.
 
-Any violation, and any failure to list, raises: the caller gets the whole
-catalog or an error, never a partial catalog it might be tempted to consult.
-The model catalog (in `McpToolset.get_tools`) and app admission both list
-through here.
+Example:
 
-A page is taken as the SDK's `list_tools()` returns it, on either SDK major:
-the cursor is `next_cursor` (2.x) or `nextCursor` (1.x), and anything but a
-non-empty string ends the listing. The SDK is imported only to request a
-second page, so importing this module never needs the `mcp` package.
+  tools = await list_all_tools(session, ToolListingBounds(max_pages=8))
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import enum
 from typing import Any
+from typing import Optional
 from typing import Protocol
 from typing import TYPE_CHECKING
 
@@ -72,36 +69,53 @@ class ToolListingBounds:
 DEFAULT_BOUNDS = ToolListingBounds()
 
 
-class ToolListingError(McpAppsError):
-  """A complete `tools/list` could not be obtained; nothing was returned."""
+class ToolListingReason(enum.Enum):
+  """Why a complete `tools/list` could not be obtained."""
 
+  BOUND_EXCEEDED = 'bound_exceeded'
+  """The listing went past one of its `ToolListingBounds`."""
 
-class ToolListingBoundExceeded(ToolListingError):
-  """The listing went past one of its bounds.
-
-  Attributes:
-    bound: Which bound: `pages`, `items`, `bytes` or `seconds`.
-    limit: The configured limit.
-  """
-
-  def __init__(self, bound: str, limit: float):
-    self.bound = bound
-    self.limit = limit
-    super().__init__(f'tools/list exceeded its {bound} bound ({limit})')
-
-
-class RepeatedCursorError(ToolListingError):
+  REPEATED_CURSOR = 'repeated_cursor'
   """The server returned a `nextCursor` it had already returned."""
 
-  def __init__(self, page: int):
-    self.page = page
-    super().__init__(
-        f'tools/list page {page} repeated an earlier cursor; stopped'
-    )
-
-
-class ToolListingFailed(ToolListingError):
+  REQUEST_FAILED = 'request_failed'
   """The server or the transport failed a `tools/list` request."""
+
+
+class ToolListingError(McpAppsError):
+  """A complete `tools/list` could not be obtained; nothing was returned.
+
+  Attributes:
+    reason: Why.
+    bound: Which bound was exceeded (`pages`, `items`, `bytes` or
+      `seconds`), for `BOUND_EXCEEDED`; else None.
+    limit: The configured limit of that bound, for `BOUND_EXCEEDED`.
+    page: The page that repeated a cursor, for `REPEATED_CURSOR`.
+  """
+
+  def __init__(
+      self,
+      reason: ToolListingReason,
+      message: str,
+      *,
+      bound: Optional[str] = None,
+      limit: Optional[float] = None,
+      page: Optional[int] = None,
+  ):
+    self.reason = reason
+    self.bound = bound
+    self.limit = limit
+    self.page = page
+    super().__init__(message)
+
+
+def _bound_exceeded(bound: str, limit: float) -> ToolListingError:
+  return ToolListingError(
+      ToolListingReason.BOUND_EXCEEDED,
+      f'tools/list exceeded its {bound} bound ({limit})',
+      bound=bound,
+      limit=limit,
+  )
 
 
 class ToolLister(Protocol):
@@ -154,22 +168,27 @@ async def _list_pages(
     except asyncio.CancelledError:
       raise
     except Exception as e:
-      raise ToolListingFailed(
-          f'tools/list page {page_number} failed: {type(e).__name__}: {e}'
+      raise ToolListingError(
+          ToolListingReason.REQUEST_FAILED,
+          f'tools/list page {page_number} failed: {type(e).__name__}: {e}',
       ) from e
     total_bytes += _page_bytes(page)
     if total_bytes > bounds.max_bytes:
-      raise ToolListingBoundExceeded('bytes', bounds.max_bytes)
+      raise _bound_exceeded('bytes', bounds.max_bytes)
     tools.extend(page.tools)
     if len(tools) > bounds.max_items:
-      raise ToolListingBoundExceeded('items', bounds.max_items)
+      raise _bound_exceeded('items', bounds.max_items)
     cursor = _next_cursor(page)
     if cursor is None:
       return tools
     if cursor in seen_cursors:
-      raise RepeatedCursorError(page_number)
+      raise ToolListingError(
+          ToolListingReason.REPEATED_CURSOR,
+          f'tools/list page {page_number} repeated an earlier cursor; stopped',
+          page=page_number,
+      )
     seen_cursors.add(cursor)
-  raise ToolListingBoundExceeded('pages', bounds.max_pages)
+  raise _bound_exceeded('pages', bounds.max_pages)
 
 
 async def list_all_tools(
@@ -185,12 +204,12 @@ async def list_all_tools(
     Every tool, in the order the server listed them.
 
   Raises:
-    ToolListingBoundExceeded: A bound was exceeded.
-    RepeatedCursorError: The server repeated a cursor.
-    ToolListingFailed: A request failed (JSON-RPC error, transport error).
+    ToolListingError: A bound was exceeded (`BOUND_EXCEEDED`), the server
+      repeated a cursor (`REPEATED_CURSOR`), or a request failed
+      (`REQUEST_FAILED`: a JSON-RPC or transport error).
   """
   try:
     async with asyncio.timeout(bounds.max_seconds):
       return await _list_pages(session, bounds)
   except TimeoutError as e:
-    raise ToolListingBoundExceeded('seconds', bounds.max_seconds) from e
+    raise _bound_exceeded('seconds', bounds.max_seconds) from e

@@ -17,8 +17,11 @@
 The model catalog is the developer's tool selection (`tool_filter`, applied
 by the toolset) intersected with `"model"` visibility, minus framework-reserved
 names. It holds with or without an Apps host profile and on a directly
-constructed `McpToolset`: an app-only tool reaches no LLM request (the RFC's
-declared behaviour change #1).
+constructed `McpToolset`: an app-only tool reaches no LLM request.
+
+Example:
+
+  model_tools = [t for t in tools if admits_for_model(t, prefix='crm')]
 """
 
 from __future__ import annotations

@@ -14,17 +14,15 @@
 
 """Tool names the framework itself puts on the wire.
 
-A server tool answering to one of these names would be dispatched in place of
-the framework's own function (credential requests, confirmations, agent
-transfer), so it is excluded from both catalogs. The set is upstream's own
-(`mcp_tool._RESERVED_TOOL_NAMES`); this module adds the two questions the
-catalogs ask of it.
+A server tool answering to one of these names would be dispatched in place
+of the framework's own function (credential requests, confirmations, agent
+transfer), so it is excluded from both catalogs. The model catalog also
+checks the name composed with the toolset's `tool_name_prefix`; the app
+catalog uses native names only.
 
-The model catalog checks the native name and, when the toolset has a
-`tool_name_prefix`, the composed name the model would see: prefix `transfer_to`
-and native `agent` compose to `transfer_to_agent`, which must not shadow the
-framework's transfer function either. The app catalog uses native names only,
-so it checks the native name only.
+Example:
+
+  assert reserved_for_model('agent', prefix='transfer_to')
 """
 
 from __future__ import annotations

@@ -14,26 +14,18 @@
 
 """Central normalization of an MCP tool's `_meta.ui.visibility`.
 
-MCP Apps lets a server say who may call a tool: the model (`"model"`), the
-View rendered from it (`"app"`), or both, which is also the default when the
-tool says nothing. Every consumer (the model catalog, the app catalog and,
-later, batch classification) reads the value through `normalize_visibility`,
-so a value cannot be malformed for one consumer and lenient for another.
+A server says who may call a tool: the model (`"model"`), the View
+(`"app"`), or both (the default). Every consumer reads it through
+`normalize_visibility`, so it cannot be malformed for one and lenient for
+another; a malformed value makes the tool visible to no one, and the caller
+logs it once. The shapes that count as malformed are in
+docs/design/catalog.md.
 
-A value that cannot be read as a list of known audiences is not guessed at:
-the tool becomes visible to no one, and the caller logs one record naming the
-tool and the reason. The shapes that count as malformed:
+Example:
 
-* `_meta.ui` present but not a JSON object;
-* `visibility` present but not a list (a string, an object, `null`, ...);
-* a member that is not a string;
-* a member other than `"model"` or `"app"` (compared exactly: `"Model"` is
-  unknown);
-* an empty list.
-
-Repeated members are tolerated (`["app", "app"]` is `["app"]`). A `_meta`
-that is not an object carries no UI metadata at all, as upstream ADK has
-always read it, and so gets the default.
+  visibility = tool_visibility(tool)
+  if visibility.malformed:
+    log_malformed(tool.name, visibility)
 """
 
 from __future__ import annotations

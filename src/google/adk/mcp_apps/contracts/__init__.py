@@ -13,30 +13,29 @@
 # limitations under the License.
 
 
-"""The deployment contracts an MCP Apps host profile references (PR 2).
+"""The deployment contracts an MCP Apps host profile references.
 
 A profile binds only when a deployment supplies every contract: the
 renderer registration, `PrincipalResolver`, `SessionAuthorizer`,
 `SealedResultStore`, `SessionLifecycleStore`, `ExportAuditStore`,
-`BindingRevisionKeyProvider` and `ReplayClassificationAuthority`.
+`BindingRevisionKeyProvider` and `ReplayClassificationAuthority`. Each is a
+`runtime_checkable` `Protocol`, so existing infrastructure conforms without
+inheriting from ADK. Errors derive from `ContractError`. `local_dev` holds
+loopback-only in-memory implementations. Notes: docs/design/contracts.md.
 
-Every contract is a `typing.Protocol` marked `@runtime_checkable`, not an
-ABC. Deployments adapt existing infrastructure (an identity provider, a
-database) and should not have to inherit from ADK classes to do it; mypy
-checks conformance structurally, and readiness uses `isinstance` to report a
-provider that lacks a member. (`isinstance` sees only that the members
-exist, not their signatures; the static check covers those.)
+Example:
 
-`local_dev` holds in-memory, loopback-only implementations of all of them,
-for local development only.
+  profile = dataclasses.replace(
+      local_dev_profile(), sealed_result_store=MyDurableStore()
+  )
 """
 
 from __future__ import annotations
 
+from .errors import ContractError
 from .export_audit_store import ExportAuditRecord
 from .export_audit_store import ExportAuditStatus
 from .export_audit_store import ExportAuditStore
-from .export_audit_store import ExportAuditWriteError
 from .key_provider import BindingKey
 from .key_provider import BindingKeyUnavailableError
 from .key_provider import BindingRevisionKeyProvider
@@ -51,9 +50,7 @@ from .replay_classification import ToolIdentity
 from .scope import SessionKey
 from .sealed_result_store import SealedEnvelope
 from .sealed_result_store import SealedRecordScope
-from .sealed_result_store import SealedResultConflictError
-from .sealed_result_store import SealedResultCorruptError
-from .sealed_result_store import SealedResultNotFoundError
+from .sealed_result_store import SealedResultReason
 from .sealed_result_store import SealedResultRef
 from .sealed_result_store import SealedResultStore
 from .sealed_result_store import SealedResultStoreError
@@ -69,11 +66,11 @@ __all__ = [
     'BindingKey',
     'BindingKeyUnavailableError',
     'BindingRevisionKeyProvider',
+    'ContractError',
     'CreationReceipt',
     'ExportAuditRecord',
     'ExportAuditStatus',
     'ExportAuditStore',
-    'ExportAuditWriteError',
     'LifecycleConflictError',
     'LifecycleRecord',
     'LifecycleState',
@@ -86,9 +83,7 @@ __all__ = [
     'ReplayClassificationAuthority',
     'SealedEnvelope',
     'SealedRecordScope',
-    'SealedResultConflictError',
-    'SealedResultCorruptError',
-    'SealedResultNotFoundError',
+    'SealedResultReason',
     'SealedResultRef',
     'SealedResultStore',
     'SealedResultStoreError',

@@ -16,7 +16,7 @@
 """The `ExportAuditStore` deployment contract: durable export audit.
 
 Cold access to a sealed result goes only through the purpose-bound export
-resolver (RFC §7), and every export attempt leaves a redacted record here
+resolver, and every export attempt leaves a redacted record here
 before any byte is released; if the write fails, the export is denied. A
 record names the principal, the target and the status, never content or
 secrets. It is an authorization / release-attempt record, not proof that
@@ -33,7 +33,6 @@ import enum
 from typing import Protocol
 from typing import runtime_checkable
 
-from ..errors import McpAppsError
 from .scope import SessionKey
 
 
@@ -75,10 +74,6 @@ class ExportAuditRecord:
   reason: str = ''
 
 
-class ExportAuditWriteError(McpAppsError):
-  """The audit record could not be written durably; deny the export."""
-
-
 @runtime_checkable
 class ExportAuditStore(Protocol):
   """Durably records export attempts before release.
@@ -103,7 +98,7 @@ class ExportAuditStore(Protocol):
     """Writes `record` durably; a repeat of the same status is a no-op.
 
     Raises:
-      ExportAuditWriteError: The write failed; ADK denies the export.
+      ContractError: The write failed; ADK denies the export.
     """
     ...
 

@@ -35,7 +35,7 @@ from typing import Optional
 from typing import Protocol
 from typing import runtime_checkable
 
-from ..errors import McpAppsError
+from .errors import ContractError
 
 _KEY_ID = re.compile(r'[A-Za-z0-9._-]{1,128}')
 MIN_KEY_BYTES = 32
@@ -69,7 +69,7 @@ class BindingKey:
     return f'BindingKey(key_id={self.key_id!r}, secret=<redacted>)'
 
 
-class BindingKeyUnavailableError(McpAppsError):
+class BindingKeyUnavailableError(ContractError):
   """A binding key is missing, retired or could not be loaded.
 
   Attributes:

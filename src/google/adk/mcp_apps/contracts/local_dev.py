@@ -54,10 +54,9 @@ from .scope import SessionKey
 from .sealed_result_store import IsReferenced
 from .sealed_result_store import SealedEnvelope
 from .sealed_result_store import SealedRecordScope
-from .sealed_result_store import SealedResultConflictError
-from .sealed_result_store import SealedResultCorruptError
-from .sealed_result_store import SealedResultNotFoundError
+from .sealed_result_store import SealedResultReason
 from .sealed_result_store import SealedResultRef
+from .sealed_result_store import SealedResultStoreError
 from .session_authorizer import SessionPurpose
 from .session_lifecycle_store import CreationReceipt
 from .session_lifecycle_store import LifecycleConflictError
@@ -208,8 +207,9 @@ class LocalDevSealedResultStore(_DevStore):
       if existing is not None:
         row = self._rows[existing]
         if row.scope != scope or not hmac.compare_digest(row.digest, digest):
-          raise SealedResultConflictError(
-              'operation instance already sealed different content'
+          raise SealedResultStoreError(
+              SealedResultReason.CONFLICT,
+              'operation instance already sealed different content',
           )
         return SealedResultRef(existing)
       record_id = secrets.token_urlsafe(24)
@@ -225,9 +225,13 @@ class LocalDevSealedResultStore(_DevStore):
     with self._lock:
       row = self._rows.get(ref.record_id)
     if row is None or row.scope != scope or ref.schema_version != 1:
-      raise SealedResultNotFoundError('no sealed record in this scope')
+      raise SealedResultStoreError(
+          SealedResultReason.NOT_FOUND, 'no sealed record in this scope'
+      )
     if not hmac.compare_digest(row.digest, _envelope_digest(row.envelope)):
-      raise SealedResultCorruptError('sealed record failed its digest')
+      raise SealedResultStoreError(
+          SealedResultReason.CORRUPT, 'sealed record failed its digest'
+      )
     return row.envelope
 
   async def collect_garbage(

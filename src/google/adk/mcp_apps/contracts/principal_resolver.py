@@ -24,7 +24,7 @@ advertises the Apps extension.
 
 The principal is an opaque, stable identity. ADK never interprets it, and
 never logs it or places it in a pool key: where it needs a key it derives one
-(an HMAC under a host key, RFC §6), so `Principal` redacts itself in `repr`.
+(an HMAC under a host key), so `Principal` redacts itself in `repr`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from typing import Optional
 from typing import Protocol
 from typing import runtime_checkable
 
-from ..errors import McpAppsError
+from .errors import ContractError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,7 +89,7 @@ class PrincipalRequest:
     )
 
 
-class PrincipalUnresolvedError(McpAppsError):
+class PrincipalUnresolvedError(ContractError):
   """No principal could be resolved; the operation is denied.
 
   Attributes:

@@ -18,7 +18,7 @@
 ADK can only promise a View (and so advertise the Apps extension) if a
 conforming renderer, such as `adk-web`'s sandboxed one, is attached to the
 host. The registration names it; its detachment withdraws readiness, after
-which the Apps-advertising connections are closed (RFC §1).
+which the Apps-advertising connections are closed.
 """
 
 from __future__ import annotations

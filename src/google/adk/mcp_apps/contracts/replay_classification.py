@@ -16,7 +16,7 @@
 """The `ReplayClassificationAuthority` contract: which calls may refresh.
 
 After a restart or eviction a View cannot be replayed; its cold state is an
-explicit refresh or re-execution (RFC §6). A one-click refresh re-runs the
+explicit refresh or re-execution. A one-click refresh re-runs the
 initial tool, so it is offered only when the authority classifies that tool
 as replay-safe (read-only); otherwise the user gets the "Run tool again"
 flow with its warning and confirmation. The authority's `source` and

@@ -15,34 +15,19 @@
 
 """The `SealedResultStore` deployment contract: the confidential sidecar.
 
-Under a bound profile, the complete result of a UI-associated tool call is
-sealed here before its Event is appended, and the Event carries only an
-opaque reference `{recordId, schemaVersion}`. The View's bytes are later
-released only through ADK's gated resolver (RFC §3). The store holds one
-opaque envelope per record: the sealed result and, for render-producing
-calls, the purpose-separated refresh-invocation record, created together.
+Under a bound profile a UI call's complete result is sealed here before its
+Event is appended; the Event keeps only an opaque `{recordId,
+schemaVersion}`, and bytes leave only through ADK's gated resolver. A store
+fails with `SealedResultStoreError` (`CONFLICT`, `NOT_FOUND`, `CORRUPT`)
+and is checked by `validate_sealed_store` before binding. The state machine
+ADK relies on is in docs/design/contracts.md.
 
-This module is the interface only. Its state machine (immutable create
-keyed by operation instance, store-private digest verified at resolve, GC of
-expired unreferenced pending records, incarnation-cascade deletion) is what
-ADK relies on; a reference implementation and the persistence-compatibility
-suite follow in this PR series.
+Example:
 
-`namespace` and `revision` identify the store's record space. Both take part
-in the binding fingerprint, so swapping in another (for example an empty)
-store changes `binding_revision` and cannot silently validate descriptors
-issued against the old one.
-
-Persistence compatibility (RFC §3): a store declares the properties ADK
-relies on as `persistence_capabilities` (a set of `SealedStoreCapability`),
-and binding calls `validate_sealed_store` with the namespace and revision it
-expects. A store that declares nothing (such as the in-memory dev store) is
-therefore never validated as durable.
-
-A store that tracks references (`ReferenceTrackingSealedResultStore`) also
-records the pending-to-committed transition when the Event carrying a
-record's reference is appended, and its GC consults the active-operation
-registry by operation-instance id.
+  ref = await store.create(
+      scope, operation_instance_id='op-1', envelope=sealed, expires_at=ttl
+  )
+  assert await store.resolve(scope, ref) == sealed
 """
 
 from __future__ import annotations
@@ -57,7 +42,7 @@ from typing import Optional
 from typing import Protocol
 from typing import runtime_checkable
 
-from ..errors import McpAppsError
+from .errors import ContractError
 from .scope import SessionKey
 
 
@@ -121,20 +106,35 @@ class SealedEnvelope:
     )
 
 
-class SealedResultStoreError(McpAppsError):
-  """Base class of the sealed-result store's typed failures."""
+class SealedResultReason(enum.Enum):
+  """Why a sealed-result store operation failed."""
 
+  CONFLICT = 'conflict'
+  """A create reused an operation instance with different bytes or scope."""
 
-class SealedResultConflictError(SealedResultStoreError):
-  """A create reused an operation instance with different bytes."""
-
-
-class SealedResultNotFoundError(SealedResultStoreError):
+  NOT_FOUND = 'not_found'
   """No record matches the reference within the given scope."""
 
-
-class SealedResultCorruptError(SealedResultStoreError):
+  CORRUPT = 'corrupt'
   """The stored bytes fail the store-private digest."""
+
+  INCOMPATIBLE = 'incompatible'
+  """The store fails persistence-compatibility validation."""
+
+
+class SealedResultStoreError(ContractError):
+  """A sealed-result store operation failed; its `reason` says how.
+
+  A store raises it with `CONFLICT` from `create` and `NOT_FOUND` or
+  `CORRUPT` from `resolve`.
+
+  Attributes:
+    reason: Why.
+  """
+
+  def __init__(self, reason: SealedResultReason, detail: str) -> None:
+    self.reason = reason
+    super().__init__(detail)
 
 
 class SealedResultStoreIncompatibleError(SealedResultStoreError):
@@ -153,13 +153,14 @@ class SealedResultStoreIncompatibleError(SealedResultStoreError):
     self.problems = problems
     self.missing = frozenset(missing)
     super().__init__(
+        SealedResultReason.INCOMPATIBLE,
         'Sealed-result store is not persistence-compatible: '
-        + '; '.join(problems)
+        + '; '.join(problems),
     )
 
 
 class SealedStoreCapability(str, enum.Enum):
-  """A property of a sealed-result backend that binding validates (§3)."""
+  """A property of a sealed-result backend that binding validates."""
 
   DURABLE_IMMUTABLE_CREATE = 'durable_immutable_create'
   """Records survive restart; create is immutable per operation instance."""
@@ -231,8 +232,8 @@ class SealedResultStore(Protocol):
       instance and the same bytes.
 
     Raises:
-      SealedResultConflictError: Same instance, different bytes; the stored
-        record is unchanged.
+      SealedResultStoreError: `CONFLICT`: same instance, different bytes;
+        the stored record is unchanged.
     """
     ...
 
@@ -242,8 +243,8 @@ class SealedResultStore(Protocol):
     """Returns a record's envelope after verifying scope and digest.
 
     Raises:
-      SealedResultNotFoundError: No such record in exactly this scope.
-      SealedResultCorruptError: The digest does not match.
+      SealedResultStoreError: `NOT_FOUND`: no such record in exactly this
+        scope; `CORRUPT`: the digest does not match.
     """
     ...
 
@@ -290,7 +291,8 @@ class ReferenceTrackingSealedResultStore(SealedResultStore, Protocol):
     """Marks a record committed; idempotent.
 
     Raises:
-      SealedResultNotFoundError: No such record in exactly this scope.
+      SealedResultStoreError: `NOT_FOUND`: no such record in exactly this
+        scope.
     """
     ...
 
@@ -329,7 +331,7 @@ def _read_label(store: object, attribute: str) -> tuple[Optional[str], str]:
 def validate_sealed_store(
     store: object, expected_namespace: str, expected_revision: str
 ) -> None:
-  """Persistence-compatibility validation of a sealed-result store (§3).
+  """Persistence-compatibility validation of a sealed-result store.
 
   Checks that `store` implements the contract, declares every required
   capability, and reports a non-empty, stable namespace and revision equal

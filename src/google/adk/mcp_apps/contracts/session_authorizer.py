@@ -19,7 +19,7 @@ After the principal is resolved, every View-originated operation asks
 whether that principal may act on the ADK Session `(app_name, user_id,
 session_id)` for a named purpose. `VIEW` covers render bootstrap and the
 governed operations of a live View; `EXPORT` is the distinct purpose of the
-cold, purpose-bound export resolver (RFC §7), which a deployment must grant
+cold, purpose-bound export resolver, which a deployment must grant
 explicitly. Binding to a widget, View and channel is enforced by the host's
 leases, not here.
 """

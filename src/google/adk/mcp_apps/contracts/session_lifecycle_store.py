@@ -15,26 +15,18 @@
 
 """The `SessionLifecycleStore` deployment contract: Session incarnations.
 
-ADK permits a Session id to be reused after deletion, and a Session has no
-generation of its own. The lifecycle store gives each `(app_name, user_id,
-session_id)` a monotonic incarnation number and a state, changed only by
-durable compare-and-set (RFC §3):
-
-  ABSENT -> CREATING(n) -> ACTIVE(n) -> DELETING(n) -> DELETED(n)
-    -> CREATING(n+1) -> ...
-
-with migration of a preexisting Session as `ABSENT -> ACTIVE(1)` under an
-adoption marker, and one recovery transition: an abandoned creation whose
-fence was retired ends as `CREATING(n) -> DELETED(n)` (marked `abandoned`),
-so the next creator reserves `CREATING(n+1)` and nothing of the retired
-creator can ever match a live incarnation. Late work from an old
-incarnation is recognised by its number. This module is the interface
-only; the creation fence, recovery and deletion protocol that use it live in
+The store gives each `(app_name, user_id, session_id)` a monotonic
+incarnation number and a state (`ABSENT`, `CREATING`, `ACTIVE`, `DELETING`,
+`DELETED`), changed only by durable compare-and-set; a refused transition
+raises `LifecycleConflictError` naming the state found. The transitions are
+in docs/design/contracts.md; the protocol using them is in
 `google.adk.mcp_apps.lifecycle`.
 
-`namespace` and `revision` take part in the binding fingerprint. The store
-may share a backend with the sealed-result store only under a distinct
-namespace.
+Example:
+
+  record = await store.read(key)
+  if record.state is LifecycleState.ACTIVE:
+    incarnation = record.incarnation
 """
 
 from __future__ import annotations
@@ -45,7 +37,7 @@ from typing import Optional
 from typing import Protocol
 from typing import runtime_checkable
 
-from ..errors import McpAppsError
+from .errors import ContractError
 from .scope import SessionKey
 
 
@@ -100,7 +92,7 @@ class LifecycleRecord:
   abandoned: bool = False
 
 
-class LifecycleConflictError(McpAppsError):
+class LifecycleConflictError(ContractError):
   """A compare-and-set found a state other than the expected one.
 
   Attributes:

@@ -13,7 +13,7 @@
 # limitations under the License.
 
 
-"""The persisted descriptor of a profile-bound MCP App widget (PR 2).
+"""The persisted descriptor of a profile-bound MCP App widget.
 
 * `sealed_reference`: the public `{recordId, schemaVersion}` locator of a
   sealed result, a leaf module the core `Event` model imports.
@@ -21,4 +21,5 @@
   `UiWidget` payload only under a bound profile, and the dual read of both.
 * `reference_validation`: the append-time cross-validation of an Event's
   references against its widgets and function responses.
+* `errors`: `DescriptorError` and its `ReferenceFault`.
 """

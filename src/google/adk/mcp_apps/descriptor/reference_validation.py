@@ -15,73 +15,29 @@
 
 """Append-time cross-validation of an Event's sealed-result references.
 
-References come in two placements (RFC §3): `sealedResultRef` on the widget
-descriptor of a render-producing call, and the Event-level
-`sealedResultRefs` map, keyed by function-call id, for interactive results
-whose nested widget was suppressed. Whoever appends an Event with either
-runs `validate_event_references` first; a failure means the Event is not
-appended. The rules, each a `ReferenceFault`:
+A reference sits either on a render-producing call's widget descriptor or in
+the Event-level `sealedResultRefs` map. Whoever appends an Event with either
+runs `validate_event_references` first; a `DescriptorError` (its
+`ReferenceFault` says which rule broke) means the Event is not appended.
+The rules are in docs/design/descriptor.md.
 
-* every reference names a FunctionResponse of the same Event;
-* a descriptor widget carries its own reference (a descriptor only exists
-  under a bound profile, where sealing succeeded or the call failed);
-* a function call is referenced in exactly one placement, and no record id
-  is referenced twice;
-* legacy widgets carry no reference and are never named by the map.
+Example:
 
-Events with neither placement and no descriptor pass untouched, so
-profile-less Events cost one scan of their widgets.
+  validate_event_references(event, sealed_interactive=frozenset({'fc-1'}))
+  await session_service.append_event(session, event)
 """
 
 from __future__ import annotations
 
-import enum
 from typing import Optional
 
 from ...events.event import Event
-from ..errors import McpAppsError
-from .widget_descriptor import DescriptorError
+from .errors import DescriptorError
+from .errors import ReferenceFault
 from .widget_descriptor import LegacyMcpWidget
 from .widget_descriptor import MCP_WIDGET_PROVIDER
 from .widget_descriptor import McpAppWidgetDescriptor
 from .widget_descriptor import read_mcp_widget
-
-
-class ReferenceFault(enum.Enum):
-  """Why an Event's references were rejected."""
-
-  INVALID_DESCRIPTOR = 'invalid_descriptor'
-  """A widget payload claims the descriptor form but does not parse."""
-
-  NO_FUNCTION_RESPONSE = 'no_function_response'
-  """A reference or descriptor names no FunctionResponse of the Event."""
-
-  MISSING_REFERENCE = 'missing_reference'
-  """A descriptor widget, or a sealed interactive result, has no reference."""
-
-  WRONG_PLACEMENT = 'wrong_placement'
-  """A rendering call's reference sits in the Event-level map, or a legacy
-  widget's call is named by it."""
-
-  DUPLICATE = 'duplicate'
-  """Two widgets for one call, or one record referenced twice."""
-
-
-class SealedReferenceValidationError(McpAppsError):
-  """The Event fails reference validation and must not be appended.
-
-  Attributes:
-    fault: What is wrong.
-    function_call_id: The call concerned.
-  """
-
-  def __init__(self, fault: ReferenceFault, function_call_id: str) -> None:
-    self.fault = fault
-    self.function_call_id = function_call_id
-    super().__init__(
-        f'Event references rejected ({fault.value}) for function call'
-        f' {function_call_id!r}'
-    )
 
 
 def function_response_ids(event: Event) -> list[str]:
@@ -101,7 +57,7 @@ def mcp_widgets(
   """The Event's MCP widgets by function-call id, read in either form.
 
   Raises:
-    SealedReferenceValidationError: Two widgets for one call, or an invalid
+    DescriptorError: Two widgets for one call, or an invalid
       descriptor.
   """
   widgets: dict[str, McpAppWidgetDescriptor | LegacyMcpWidget] = {}
@@ -111,13 +67,8 @@ def mcp_widgets(
     if widget.provider != MCP_WIDGET_PROVIDER:
       continue
     if widget.id in widgets:
-      raise SealedReferenceValidationError(ReferenceFault.DUPLICATE, widget.id)
-    try:
-      widgets[widget.id] = read_mcp_widget(widget)
-    except DescriptorError as e:
-      raise SealedReferenceValidationError(
-          ReferenceFault.INVALID_DESCRIPTOR, widget.id
-      ) from e
+      raise DescriptorError(ReferenceFault.DUPLICATE, widget.id)
+    widgets[widget.id] = read_mcp_widget(widget)
   return widgets
 
 
@@ -133,7 +84,7 @@ def validate_event_references(
       Event-level entry.
 
   Raises:
-    SealedReferenceValidationError: The Event must not be appended.
+    DescriptorError: The Event must not be appended.
   """
   event_refs = getattr(event, 'sealed_result_refs', None) or {}
   widgets = mcp_widgets(event)
@@ -150,39 +101,25 @@ def validate_event_references(
 
   def claim(record_id: str, function_call_id: str) -> None:
     if record_id in records:
-      raise SealedReferenceValidationError(
-          ReferenceFault.DUPLICATE, function_call_id
-      )
+      raise DescriptorError(ReferenceFault.DUPLICATE, function_call_id)
     records.add(record_id)
 
   for call_id, widget in widgets.items():
     if not isinstance(widget, McpAppWidgetDescriptor):
       continue
     if call_id not in responses:
-      raise SealedReferenceValidationError(
-          ReferenceFault.NO_FUNCTION_RESPONSE, call_id
-      )
+      raise DescriptorError(ReferenceFault.NO_FUNCTION_RESPONSE, call_id)
     if call_id in event_refs:
-      raise SealedReferenceValidationError(
-          ReferenceFault.WRONG_PLACEMENT, call_id
-      )
+      raise DescriptorError(ReferenceFault.WRONG_PLACEMENT, call_id)
     if widget.sealed_result_ref is None:
-      raise SealedReferenceValidationError(
-          ReferenceFault.MISSING_REFERENCE, call_id
-      )
+      raise DescriptorError(ReferenceFault.MISSING_REFERENCE, call_id)
     claim(widget.sealed_result_ref.record_id, call_id)
   for call_id, ref in event_refs.items():
     if call_id in widgets:
-      raise SealedReferenceValidationError(
-          ReferenceFault.WRONG_PLACEMENT, call_id
-      )
+      raise DescriptorError(ReferenceFault.WRONG_PLACEMENT, call_id)
     if call_id not in responses:
-      raise SealedReferenceValidationError(
-          ReferenceFault.NO_FUNCTION_RESPONSE, call_id
-      )
+      raise DescriptorError(ReferenceFault.NO_FUNCTION_RESPONSE, call_id)
     claim(ref.record_id, call_id)
   for call_id in sorted(sealed_interactive or ()):
     if call_id not in event_refs:
-      raise SealedReferenceValidationError(
-          ReferenceFault.MISSING_REFERENCE, call_id
-      )
+      raise DescriptorError(ReferenceFault.MISSING_REFERENCE, call_id)

@@ -15,19 +15,17 @@
 
 """`McpAppWidgetDescriptor`: what a profile-bound UI call persists.
 
-Without a profile, ADK's MCP tool emits the legacy widget payload
-`{resource_uri, tool, tool_args}`, and it still does. Under a bound profile
-the payload is this descriptor instead: stable references (resource URI,
-the call's immutable correlation, the configured server and toolset ids, the
-keyed `binding_revision`) and one opaque locator, `sealedResultRef`. It holds
-no result bytes, no security metadata and no authority, so every public
-serialization of the Event (Session API, SSE, WebSocket, `model_dump_json`)
-is safe by construction. Readers tell the two forms apart with
-`read_mcp_widget`; a renderer keeps reading the legacy form.
+Under a bound profile the MCP tool's widget payload is this descriptor
+instead of the legacy `{resource_uri, tool, tool_args}`: stable references
+and one opaque `sealedResultRef`, never result bytes or authority, so every
+public serialization of the Event is safe. It travels inside
+`UiWidget.payload`. Notes: docs/design/descriptor.md.
 
-The descriptor travels inside `UiWidget.payload` (a free-form dict), so the
-pinned `EventActions` schema (`extra='forbid'`) reads stored events with
-descriptors unchanged.
+Example:
+
+  widget = read_mcp_widget(ui_widget)  # Raises DescriptorError if invalid.
+  if isinstance(widget, McpAppWidgetDescriptor):
+    record_id = widget.sealed_result_ref.record_id
 """
 
 from __future__ import annotations
@@ -44,8 +42,9 @@ from pydantic import Field
 from pydantic import ValidationError
 
 from ...events.ui_widget import UiWidget
-from ..errors import McpAppsError
 from ..resources.uri import uris_equal
+from .errors import DescriptorError
+from .errors import ReferenceFault
 from .sealed_reference import SealedResultReference
 
 DESCRIPTOR_SCHEMA_VERSION = 1
@@ -140,14 +139,6 @@ class LegacyMcpWidget:
   tool_args: Any
 
 
-class DescriptorError(McpAppsError):
-  """A widget claims to be a descriptor but is not a valid one."""
-
-  def __init__(self, widget_id: str, detail: str) -> None:
-    self.widget_id = widget_id
-    super().__init__(f'Widget {widget_id!r}: invalid descriptor ({detail})')
-
-
 def is_descriptor_payload(payload: Any) -> bool:
   """Whether a widget payload is in the descriptor form (not legacy)."""
   return isinstance(payload, dict) and 'schemaVersion' in payload
@@ -175,14 +166,22 @@ def read_mcp_widget(
     )
   if payload.get('schemaVersion') != DESCRIPTOR_SCHEMA_VERSION:
     raise DescriptorError(
-        widget.id, f'unknown schemaVersion {payload.get("schemaVersion")!r}'
+        ReferenceFault.INVALID_DESCRIPTOR,
+        widget.id,
+        f'unknown schemaVersion {payload.get("schemaVersion")!r}',
     )
   try:
     descriptor = McpAppWidgetDescriptor.model_validate(payload)
   except ValidationError as e:
-    raise DescriptorError(widget.id, f'{e.error_count()} field error(s)') from e
+    raise DescriptorError(
+        ReferenceFault.INVALID_DESCRIPTOR,
+        widget.id,
+        f'{e.error_count()} field error(s)',
+    ) from e
   if descriptor.correlation.function_call_id != widget.id:
     raise DescriptorError(
-        widget.id, 'its correlation names another function call'
+        ReferenceFault.INVALID_DESCRIPTOR,
+        widget.id,
+        'its correlation names another function call',
     )
   return descriptor

@@ -13,12 +13,12 @@
 # limitations under the License.
 
 
-"""The MCP Apps host profile, its fingerprint and readiness (PR 2).
+"""The MCP Apps host profile, its fingerprint and readiness.
 
 `McpAppsHostProfile` is the immutable contract a toolset is bound to;
 `capabilities` defines what it advertises, `policies` and `limits` what it
 enforces, `fingerprint` its `binding_revision`, and `readiness` whether it
-may be bound at all.
+may be bound at all. `errors` holds `HostProfileError`.
 """
 
 from __future__ import annotations
@@ -26,16 +26,14 @@ from __future__ import annotations
 from .capabilities import ContextModality
 from .capabilities import EXTENSION_ID
 from .capabilities import ExtensionSettings
-from .capabilities import ExtensionSettingsError
 from .capabilities import HostCapabilities
-from .capabilities import HostCapabilitiesError
 from .capabilities import MCP_APP_MIME_TYPE
 from .capabilities import MessageModality
+from .errors import HostProfileError
+from .errors import ProfileErrorReason
 from .fingerprint import binding_revision
-from .fingerprint import BindingRevisionError
 from .fingerprint import fingerprint_subset
 from .fingerprint import verify_binding_revision
-from .host_profile import HostProfileError
 from .host_profile import McpAppsHostProfile
 from .limits import DeliveryLimits
 from .limits import HostLimits
@@ -45,7 +43,6 @@ from .policies import AppSafeInputCallbacks
 from .policies import CallbackPolicy
 from .policies import ConnectionAffinityPolicy
 from .policies import CrossSessionSharing
-from .policies import HostPolicyError
 from .policies import ResourcePolicySettings
 from .readiness import check_readiness
 from .readiness import Prerequisite
@@ -57,7 +54,6 @@ from .readiness import ReadinessReason
 __all__ = [
     'AppPathProgress',
     'AppSafeInputCallbacks',
-    'BindingRevisionError',
     'CallbackPolicy',
     'ConnectionAffinityPolicy',
     'ContextModality',
@@ -65,17 +61,15 @@ __all__ = [
     'DeliveryLimits',
     'EXTENSION_ID',
     'ExtensionSettings',
-    'ExtensionSettingsError',
     'HostCapabilities',
-    'HostCapabilitiesError',
     'HostLimits',
-    'HostPolicyError',
     'HostProfileError',
     'MCP_APP_MIME_TYPE',
     'McpAppsHostProfile',
     'MessageModality',
     'Prerequisite',
     'Problem',
+    'ProfileErrorReason',
     'ProfileNotReadyError',
     'Readiness',
     'ReadinessReason',

@@ -15,25 +15,16 @@
 
 """What the host advertises: extension settings and View host capabilities.
 
-Two things are advertised, to two audiences:
+`ExtensionSettings` is the settings map of the `io.modelcontextprotocol/ui`
+client extension sent to MCP servers (its `mimeTypes` must include
+`MCP_APP_MIME_TYPE`); `HostCapabilities` is what the host tells a View in
+`ui/initialize`. Both can only express what the v1 host implements, and a
+deployment may narrow them, never widen them. Notes: docs/design/profile.md.
 
-* `ExtensionSettings` is the settings map of the `io.modelcontextprotocol/ui`
-  client extension, sent to MCP servers (in `initialize` on the legacy era,
-  in per-request `_meta` on the modern one). Its `mimeTypes` is REQUIRED and
-  must include `text/html;profile=mcp-app`; a server that checks client
-  capabilities keys on exactly that. The map has no other member: the
-  ext-apps schema (`McpUiClientCapabilities`) admits none.
-* `HostCapabilities` is what the host tells a View in the `ui/initialize`
-  result. The v1 host supports exactly `serverTools`, `serverResources`,
-  `message` (text) and `updateModelContext` (text, structured content).
-  Anything else (`openLinks`, `downloadFile`, `logging`, `sandbox`,
-  `listChanged`, other modalities) is not implemented, so it cannot be
-  expressed here: the advertisement stays accurate by construction.
+Example:
 
-A deployment may narrow the capabilities (drop a member, or a modality such
-as `structuredContent`), because advertising less than the host can do is
-still accurate; it can never widen them. Both values are immutable and
-take part in the binding fingerprint.
+  caps = HostCapabilities(update_model_context=None)  # Narrowed.
+  settings = ExtensionSettings.from_wire({'mimeTypes': [MCP_APP_MIME_TYPE]})
 """
 
 from __future__ import annotations
@@ -46,7 +37,8 @@ from typing import Iterable
 from typing import Mapping
 from typing import Optional
 
-from ..errors import McpAppsError
+from .errors import HostProfileError
+from .errors import ProfileErrorReason
 
 # The series' one definition of both constants. They mirror the MCP SDK's
 # `mcp.server.apps.EXTENSION_ID` and `APP_MIME_TYPE` (a test asserts the
@@ -65,12 +57,14 @@ _MIME = re.compile(
 )
 
 
-class ExtensionSettingsError(McpAppsError, ValueError):
-  """The extension settings map is invalid; nothing may be advertised."""
+def _settings_error(message: str) -> HostProfileError:
+  return HostProfileError(
+      ProfileErrorReason.INVALID_EXTENSION_SETTINGS, message
+  )
 
 
-class HostCapabilitiesError(McpAppsError, ValueError):
-  """The host capabilities cannot be expressed by the v1 host."""
+def _capabilities_error(message: str) -> HostProfileError:
+  return HostProfileError(ProfileErrorReason.UNSUPPORTED_CAPABILITIES, message)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,28 +84,22 @@ class ExtensionSettings:
   def __post_init__(self) -> None:
     value: Any = self.mime_types
     if isinstance(value, str) or not isinstance(value, Iterable):
-      raise ExtensionSettingsError('mimeTypes must be a list of strings')
+      raise _settings_error('mimeTypes must be a list of strings')
     types = tuple(value)
     if not types:
-      raise ExtensionSettingsError(
-          'mimeTypes is REQUIRED and must not be empty'
-      )
+      raise _settings_error('mimeTypes is REQUIRED and must not be empty')
     seen: set[str] = set()
     for mime in types:
       if not isinstance(mime, str) or not _MIME.fullmatch(mime):
-        raise ExtensionSettingsError(
+        raise _settings_error(
             f'Invalid MIME type in mimeTypes: {mime!r} (lowercase'
             ' type/subtype[;name=value], no whitespace)'
         )
       if mime in seen:
-        raise ExtensionSettingsError(
-            f'Duplicate MIME type in mimeTypes: {mime!r}'
-        )
+        raise _settings_error(f'Duplicate MIME type in mimeTypes: {mime!r}')
       seen.add(mime)
     if MCP_APP_MIME_TYPE not in seen:
-      raise ExtensionSettingsError(
-          f'mimeTypes must include {MCP_APP_MIME_TYPE!r}'
-      )
+      raise _settings_error(f'mimeTypes must include {MCP_APP_MIME_TYPE!r}')
     object.__setattr__(self, 'mime_types', types)
 
   @classmethod
@@ -125,21 +113,21 @@ class ExtensionSettings:
       The validated settings.
 
     Raises:
-      ExtensionSettingsError: If `mimeTypes` is missing or invalid, or the map
+      HostProfileError: If `mimeTypes` is missing or invalid, or the map
         has a member the extension does not define.
     """
     if not isinstance(settings, Mapping):
-      raise ExtensionSettingsError('The settings map must be a mapping')
+      raise _settings_error('The settings map must be a mapping')
     unknown = sorted(set(settings) - {'mimeTypes'})
     if unknown:
-      raise ExtensionSettingsError(f'Unknown extension settings: {unknown}')
+      raise _settings_error(f'Unknown extension settings: {unknown}')
     if 'mimeTypes' not in settings:
-      raise ExtensionSettingsError('mimeTypes is REQUIRED')
+      raise _settings_error('mimeTypes is REQUIRED')
     mime_types = settings['mimeTypes']
     if isinstance(mime_types, (str, bytes)) or not isinstance(
         mime_types, (list, tuple)
     ):
-      raise ExtensionSettingsError('mimeTypes must be a list of strings')
+      raise _settings_error('mimeTypes must be a list of strings')
     return cls(tuple(mime_types))
 
   def to_wire(self) -> dict[str, Any]:
@@ -166,15 +154,15 @@ def _modalities(
   if value is None:
     return None
   if isinstance(value, (str, enum.Enum)) or not isinstance(value, Iterable):
-    raise HostCapabilitiesError(f'{member} must be a set of {kind.__name__}')
+    raise _capabilities_error(f'{member} must be a set of {kind.__name__}')
   items = frozenset(value)
   for item in items:
     if not isinstance(item, kind):
-      raise HostCapabilitiesError(
+      raise _capabilities_error(
           f'{member} does not support the modality {item!r} in v1'
       )
   if not items:
-    raise HostCapabilitiesError(
+    raise _capabilities_error(
         f'{member} has no modality; use None to omit the member'
     )
   return items
@@ -209,7 +197,7 @@ class HostCapabilities:
   def __post_init__(self) -> None:
     for name in ('server_tools', 'server_resources'):
       if not isinstance(getattr(self, name), bool):
-        raise HostCapabilitiesError(f'{name} must be a bool')
+        raise _capabilities_error(f'{name} must be a bool')
     object.__setattr__(
         self, 'message', _modalities(self.message, MessageModality, 'message')
     )

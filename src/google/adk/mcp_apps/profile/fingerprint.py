@@ -16,34 +16,16 @@
 """The profile fingerprint and `binding_revision`.
 
 The fingerprint subset is the part of a host profile whose change must
-invalidate what was derived from it: MCP clients, pool keys, discovery, the
-`tools/list` cache key, and the `binding_revision` stamped on every
-persisted widget descriptor. It holds:
+invalidate what was derived from it (clients, pool keys, discovery, the
+`binding_revision` on every persisted descriptor). `binding_revision` is
+`v1:<key_id>:<hex>`: HMAC-SHA256, under the key provider's active key, of
+the subset in a `binding-revision` canonical JSON envelope. What is in the
+subset and why is in docs/design/profile.md.
 
-* the extension settings map and the host capabilities with their
-  modalities;
-* the callback policy and the connection-affinity policy;
-* the resource-policy revision and the limits revision;
-* the sealed-result store's and the lifecycle store's namespace and
-  revision;
-* the replay-classification authority's source and revision.
+Example:
 
-The RFC's fingerprint row omits the last item while its readiness paragraph
-includes it; this module includes it. Cold refresh decides on the
-classification recorded with the call, so a descriptor signed under one
-classification must not read as current under another; including it is
-also the fail-closed choice.
-
-Not in the subset: the profile name, the renderer, the principal resolver,
-the session authorizer, the export audit store and the key provider (the
-key id is in the revision's envelope instead), and every ephemeral
-generation (binding/readiness generation, connection generation). Those are
-checked independently at each barrier, so descriptors survive a reconnect or
-a provider replacement while stale Views, leases and cache entries do not.
-
-`binding_revision` is `v1:<key_id>:<hex>`, the hex being HMAC-SHA256 under
-the key provider's active key of the subset in an ADK Canonical JSON v1
-envelope with the purpose `binding-revision`.
+  revision = binding_revision(profile)
+  assert verify_binding_revision(profile, revision)
 """
 
 from __future__ import annotations
@@ -54,7 +36,8 @@ from typing import Any
 
 from .. import canonical_json
 from ..contracts.key_provider import BindingKeyUnavailableError
-from ..errors import McpAppsError
+from .errors import HostProfileError
+from .errors import ProfileErrorReason
 from .host_profile import McpAppsHostProfile
 
 BINDING_REVISION_PURPOSE = canonical_json.Purpose.BINDING_REVISION.value
@@ -64,14 +47,12 @@ BINDING_REVISION_VERSION = 'v1'
 """The digest version written as the first part of a binding revision."""
 
 
-class BindingRevisionError(McpAppsError):
-  """A binding revision cannot be computed or parsed."""
-
-
 def _store_identity(profile: McpAppsHostProfile, field: str) -> dict[str, str]:
   store = getattr(profile, field)
   if store is None:
-    raise BindingRevisionError(f'The profile has no {field}')
+    raise HostProfileError(
+        ProfileErrorReason.NO_BINDING_REVISION, f'The profile has no {field}'
+    )
   return {'namespace': store.namespace, 'revision': store.revision}
 
 
@@ -85,12 +66,15 @@ def fingerprint_subset(profile: McpAppsHostProfile) -> dict[str, Any]:
     A fresh JSON-serializable dict.
 
   Raises:
-    BindingRevisionError: If a store or the classification authority the
-      subset names is missing.
+    HostProfileError: `NO_BINDING_REVISION` if a store or the
+      classification authority the subset names is missing.
   """
   authority = profile.replay_classification
   if authority is None:
-    raise BindingRevisionError('The profile has no replay_classification')
+    raise HostProfileError(
+        ProfileErrorReason.NO_BINDING_REVISION,
+        'The profile has no replay_classification',
+    )
   return {
       'extension': profile.extension_settings.to_wire(),
       'host_capabilities': profile.host_capabilities.to_wire(),
@@ -131,7 +115,8 @@ def binding_revision(profile: McpAppsHostProfile) -> str:
     active key.
 
   Raises:
-    BindingRevisionError: If the fingerprint subset is incomplete.
+    HostProfileError: `NO_BINDING_REVISION` if the fingerprint subset is
+      incomplete.
     BindingKeyUnavailableError: If the profile has no key provider, or it
       has no active key.
   """
@@ -160,7 +145,8 @@ def verify_binding_revision(profile: McpAppsHostProfile, revision: str) -> bool:
     matches the profile's current fingerprint subset.
 
   Raises:
-    BindingRevisionError: If the fingerprint subset is incomplete.
+    HostProfileError: `NO_BINDING_REVISION` if the fingerprint subset is
+      incomplete.
     BindingKeyUnavailableError: If the named key is missing or retired, or
       the profile has no key provider; callers fail closed.
   """

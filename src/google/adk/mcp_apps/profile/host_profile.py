@@ -15,18 +15,17 @@
 
 """`McpAppsHostProfile`: the named, immutable contract of an Apps host.
 
-A profile gathers everything a toolset needs to act as an MCP Apps host
-(RFC §1): what it advertises, the renderer that makes that advertisement
-true, the deployment contracts that identify, authorize, store and sign,
-the replay-classification authority, and the policies and limits it
-enforces. A registry binds a toolset to a profile only when
-`check_readiness` finds every prerequisite present and acceptable;
-otherwise the toolset stays model-only and nothing Apps-related is
-advertised.
+A profile gathers what a toolset needs to act as an MCP Apps host: what it
+advertises, the renderer, the deployment contracts that identify,
+authorize, store and sign, the replay-classification authority, and the
+policies and limits it enforces. A registry binds a toolset to it only when
+`check_readiness` passes; otherwise the toolset stays model-only. Invalid
+values raise `HostProfileError`. Notes: docs/design/profile.md.
 
-The profile is frozen, and so is every value it holds; the providers are
-held by reference (they are live services). Its fingerprint subset, the
-part that decides `binding_revision`, is defined in `fingerprint`.
+Example:
+
+  profile = dataclasses.replace(local_dev_profile(), name='staging')
+  assert check_readiness(profile, allow_dev_providers=True).bindable
 """
 
 from __future__ import annotations
@@ -43,19 +42,15 @@ from ..contracts.replay_classification import ReplayClassificationAuthority
 from ..contracts.sealed_result_store import SealedResultStore
 from ..contracts.session_authorizer import SessionAuthorizer
 from ..contracts.session_lifecycle_store import SessionLifecycleStore
-from ..errors import McpAppsError
 from .capabilities import EXTENSION_ID
 from .capabilities import ExtensionSettings
 from .capabilities import HostCapabilities
+from .errors import HostProfileError
+from .errors import ProfileErrorReason
 from .limits import HostLimits
 from .policies import CallbackPolicy
 from .policies import ConnectionAffinityPolicy
 from .policies import ResourcePolicySettings
-
-
-class HostProfileError(McpAppsError, ValueError):
-  """A host profile was constructed from an invalid value."""
-
 
 _VALUE_FIELDS: dict[str, type] = {
     'extension_settings': ExtensionSettings,
@@ -71,7 +66,7 @@ _VALUE_FIELDS: dict[str, type] = {
 class McpAppsHostProfile:
   """The named, immutable Apps host profile.
 
-  Field groups, as in the RFC's table:
+  Field groups:
 
   * Extension settings: `extension_settings`, `host_capabilities`.
   * Renderer registration: `renderer`.
@@ -113,13 +108,17 @@ class McpAppsHostProfile:
 
   def __post_init__(self) -> None:
     if not isinstance(self.name, str) or not self.name.strip():
-      raise HostProfileError('McpAppsHostProfile.name must be non-empty')
+      raise HostProfileError(
+          ProfileErrorReason.INVALID_PROFILE,
+          'McpAppsHostProfile.name must be non-empty',
+      )
     for field_name, expected in _VALUE_FIELDS.items():
       value = getattr(self, field_name)
       if not isinstance(value, expected):
         raise HostProfileError(
+            ProfileErrorReason.INVALID_PROFILE,
             f'McpAppsHostProfile.{field_name} must be a {expected.__name__},'
-            f' not {type(value).__name__}'
+            f' not {type(value).__name__}',
         )
 
   @property

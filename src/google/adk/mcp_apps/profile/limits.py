@@ -15,12 +15,15 @@
 
 """The host profile's limits, under one limits revision.
 
-Every bound the Apps host enforces comes from the profile (RFC §1, §8):
-sealing size and depth, the model-context register caps, MRTR round and
-time caps, the bounds of an admission `tools/list` (PR 1's
-`ToolListingBounds`), and the delivery limits of View-originated
-operations. `HostLimits.revision` digests all of them, so any change to any
-limit changes the revision, and with it the binding fingerprint.
+Every bound the Apps host enforces comes from the profile: sealing size and
+depth, model-context register caps, round and time caps, the admission
+`tools/list` bounds (`ToolListingBounds`) and the delivery limits of
+View-originated operations. `HostLimits.revision` digests all of them, so
+any change changes the binding fingerprint.
+
+Example:
+
+  limits = HostLimits(discovery=ToolListingBounds(max_pages=8))
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from typing import Any
 
 from ..catalog.listing import DEFAULT_BOUNDS
 from ..catalog.listing import ToolListingBounds
-from .policies import HostPolicyError
+from .errors import HostProfileError
+from .errors import ProfileErrorReason
 from .serialization import revision_digest
 
 
@@ -41,12 +45,20 @@ def _check_positive(owner: object) -> None:
     name = f'{type(owner).__name__}.{field.name}'
     if field.type in ('int', int):
       if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise HostPolicyError(f'{name} must be a positive int')
+        raise HostProfileError(
+            ProfileErrorReason.INVALID_POLICY, f'{name} must be a positive int'
+        )
     elif field.type in ('float', float):
       if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise HostPolicyError(f'{name} must be a positive number')
+        raise HostProfileError(
+            ProfileErrorReason.INVALID_POLICY,
+            f'{name} must be a positive number',
+        )
       if not math.isfinite(value) or value <= 0:
-        raise HostPolicyError(f'{name} must be positive and finite')
+        raise HostProfileError(
+            ProfileErrorReason.INVALID_POLICY,
+            f'{name} must be positive and finite',
+        )
       object.__setattr__(owner, field.name, float(value))
 
 
@@ -104,12 +116,19 @@ class HostLimits:
   def __post_init__(self) -> None:
     _check_positive(self)
     if not isinstance(self.discovery, ToolListingBounds):
-      raise HostPolicyError('HostLimits.discovery must be ToolListingBounds')
+      raise HostProfileError(
+          ProfileErrorReason.INVALID_POLICY,
+          'HostLimits.discovery must be ToolListingBounds',
+      )
     if not isinstance(self.delivery, DeliveryLimits):
-      raise HostPolicyError('HostLimits.delivery must be DeliveryLimits')
+      raise HostProfileError(
+          ProfileErrorReason.INVALID_POLICY,
+          'HostLimits.delivery must be DeliveryLimits',
+      )
     if self.register_max_bytes > self.registers_max_total_bytes:
-      raise HostPolicyError(
-          'HostLimits.register_max_bytes exceeds registers_max_total_bytes'
+      raise HostProfileError(
+          ProfileErrorReason.INVALID_POLICY,
+          'HostLimits.register_max_bytes exceeds registers_max_total_bytes',
       )
 
   def revision_value(self) -> dict[str, Any]:

@@ -15,22 +15,17 @@
 
 """The host profile's callback, connection-affinity and resource policies.
 
-* `CallbackPolicy` is the profile's selection in the governed MCP-callback
-  matrix (RFC §4). On app-safe connections, the ones that carry UI tool
-  calls and View operations, none of the input-request callbacks
-  (sampling, elicitation, roots) is installed, so neither era advertises
-  them; that is the only v1 selection and the field exists so that the
-  fingerprint names it. Progress callbacks on app paths are
-  notification-only by default and may be narrowed to disabled.
-* `ConnectionAffinityPolicy` governs app-safe connection generations
-  (RFC §6): they are always keyed by the caller's security domain, by
-  default also by Session incarnation, and shared across Sessions of one
-  principal only by an explicit opt-in that declares the server-handle
-  contract it relies on. Idle eviction and maximum lifetime bound them.
-* `ResourcePolicySettings` are the profile's resource-read entries (PR 1's
-  `ResourcePolicyEntry`) under a canonicalizer, with a revision.
+`CallbackPolicy` selects the MCP callbacks app-safe connections get (no
+input-request callbacks in v1); `ConnectionAffinityPolicy` keys app-safe
+connection generations by security domain and, by default, Session
+incarnation; `ResourcePolicySettings` holds the resource-read entries. All
+are immutable and enter the binding fingerprint. Notes:
+docs/design/profile.md.
 
-All three are immutable and enter the binding fingerprint.
+Example:
+
+  affinity = ConnectionAffinityPolicy(idle_eviction_seconds=300)
+  resources = ResourcePolicySettings([ResourcePolicyEntry.prefix('ui://a/')])
 """
 
 from __future__ import annotations
@@ -49,18 +44,20 @@ from ..resources import DEFAULT_URI_CANONICALIZER
 from ..resources import ResourcePolicyEntry
 from ..resources import ResourceReadPolicy
 from ..resources import UriCanonicalizer
+from .errors import HostProfileError
+from .errors import ProfileErrorReason
 from .serialization import revision_digest
 
 
-class HostPolicyError(McpAppsError, ValueError):
-  """A profile policy value is invalid or not expressible in v1."""
+def _policy_error(message: str) -> HostProfileError:
+  return HostProfileError(ProfileErrorReason.INVALID_POLICY, message)
 
 
 class AppSafeInputCallbacks(enum.Enum):
   """Which MCP input-request callbacks app-safe connections get."""
 
   NONE = 'none'
-  """Sampling, elicitation and roots are all absent (v1, RFC §6)."""
+  """Sampling, elicitation and roots are all absent (v1)."""
 
 
 class AppPathProgress(enum.Enum):
@@ -91,9 +88,9 @@ class CallbackPolicy:
 
   def __post_init__(self) -> None:
     if not isinstance(self.app_safe_input_callbacks, AppSafeInputCallbacks):
-      raise HostPolicyError('app_safe_input_callbacks must be NONE in v1')
+      raise _policy_error('app_safe_input_callbacks must be NONE in v1')
     if not isinstance(self.app_path_progress, AppPathProgress):
-      raise HostPolicyError('app_path_progress must be an AppPathProgress')
+      raise _policy_error('app_path_progress must be an AppPathProgress')
 
   def fingerprint_value(self) -> dict[str, Any]:
     """The JSON value this policy contributes to the fingerprint."""
@@ -120,7 +117,7 @@ class CrossSessionSharing:
         not isinstance(self.server_handle_contract, str)
         or not self.server_handle_contract.strip()
     ):
-      raise HostPolicyError(
+      raise _policy_error(
           'Cross-Session sharing must declare a non-empty server-handle'
           ' contract'
       )
@@ -128,10 +125,10 @@ class CrossSessionSharing:
 
 def _positive_seconds(name: str, value: Any) -> float:
   if isinstance(value, bool) or not isinstance(value, (int, float)):
-    raise HostPolicyError(f'{name} must be a number of seconds')
+    raise _policy_error(f'{name} must be a number of seconds')
   seconds = float(value)
   if not math.isfinite(seconds) or seconds <= 0:
-    raise HostPolicyError(f'{name} must be positive and finite')
+    raise _policy_error(f'{name} must be positive and finite')
   return seconds
 
 
@@ -142,7 +139,7 @@ class ConnectionAffinityPolicy:
   Attributes:
     security_domain_keying: Key generations by a host-derived opaque
       security-domain key of the resolved principal. Always True: a
-      stateful generation is never shared across principals (RFC §6).
+      stateful generation is never shared across principals.
     cross_session_sharing: None (the default) keys generations by Session
       incarnation too; a value opts into sharing one principal's generation
       across its Sessions under the declared handle contract.
@@ -163,14 +160,14 @@ class ConnectionAffinityPolicy:
 
   def __post_init__(self) -> None:
     if self.security_domain_keying is not True:
-      raise HostPolicyError(
+      raise _policy_error(
           'Security-domain keying cannot be disabled: a stateful connection'
           ' must never be shared across principals'
       )
     if self.cross_session_sharing is not None and not isinstance(
         self.cross_session_sharing, CrossSessionSharing
     ):
-      raise HostPolicyError(
+      raise _policy_error(
           'cross_session_sharing must be a CrossSessionSharing or None'
       )
     object.__setattr__(
@@ -245,7 +242,7 @@ class ResourcePolicySettings:
       canonicalizer: The URI rules; the built-in rules if None.
 
     Raises:
-      HostPolicyError: If an entry is invalid.
+      HostProfileError: `INVALID_POLICY` if an entry is invalid.
     """
     canonicalizer = canonicalizer or DEFAULT_URI_CANONICALIZER
     entries = tuple(entries)
@@ -258,7 +255,7 @@ class ResourcePolicySettings:
             entries[0].uri, entries, canonicalizer=canonicalizer
         )
       except (AttributeError, ValueError, McpAppsError) as e:
-        raise HostPolicyError(f'Invalid resource policy entry: {e}') from e
+        raise _policy_error(f'Invalid resource policy entry: {e}') from e
       canonical = probe.entries
     object.__setattr__(self, 'entries', canonical)
     object.__setattr__(self, 'canonicalizer', canonicalizer)

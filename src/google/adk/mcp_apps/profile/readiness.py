@@ -15,27 +15,18 @@
 
 """Readiness: may this host profile be bound, and if not, why not.
 
-A toolset advertises the Apps extension only under a bound profile, and a
-profile binds only when the complete host service is present (RFC §1): the
-renderer, `PrincipalResolver`, `SessionAuthorizer`, `SealedResultStore`,
-`SessionLifecycleStore`, `ExportAuditStore`, the binding-revision key
-provider and the replay-classification authority; and only on an MCP SDK
-that can advertise the extension (2.x; on 1.x, which the `mcp` extra still
-admits, every toolset stays model-only). `check_readiness` lists
-every missing or unacceptable prerequisite at once, so an operator fixes
-them in one pass; a profile with any reason is not bindable, and the
-registry leaves its toolsets model-only.
+A profile binds only when the complete host service is present (every
+deployment contract, the key provider and the classification authority) on
+an MCP SDK that can advertise the extension. `check_readiness` lists every
+missing or unacceptable prerequisite at once; development providers are
+accepted only when asked for and loopback-only. Binding an unready profile
+raises `ProfileNotReadyError`. Notes: docs/design/profile.md.
 
-Local-development providers (those marked `dev_only`) are refused unless
-the caller asks for the development configuration, and even then only if
-each of them is marked `loopback_only` and the principal resolver is a
-loopback-only one: in-memory stores that grant broadly are safe only when
-no remote caller can reach them.
+Example:
 
-The persistence-compatibility hook currently requires each store's
-namespace and revision (and the classification's source and revision) to be
-present and non-empty, and the stores' namespaces to be distinct; the full
-validation of durable backends is added by a later part of this PR.
+  readiness = check_readiness(profile, allow_dev_providers=False)
+  for reason in readiness.reasons:
+    print(reason)  # e.g. renderer: dev_provider_refused (...)
 """
 
 from __future__ import annotations

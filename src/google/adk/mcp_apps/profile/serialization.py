@@ -15,13 +15,14 @@
 
 """The deterministic serialization behind the profile's own revisions.
 
-The limits and resource-policy revisions are unkeyed digests of JSON values,
-serialized here as sorted-key compact UTF-8 JSON inside a purpose-tagged
-envelope, so the same value under two purposes never yields the same bytes.
-Their values are plain strings, integers and booleans, for which this equals
-ADK Canonical JSON v1. The keyed `binding_revision` is computed over an ADK
-Canonical JSON v1 envelope (`fingerprint.py`), whose purposes are the RFC's
-closed set.
+The limits and resource-policy revisions are unkeyed digests of JSON values
+(sorted-key compact UTF-8 JSON in a purpose-tagged envelope); for their
+plain string, integer and boolean values this equals ADK Canonical JSON v1.
+The keyed `binding_revision` uses canonical JSON directly (`fingerprint`).
+
+Example:
+
+  revision = revision_digest('host-limits', {'max_pages': 8})
 """
 
 from __future__ import annotations

@@ -32,13 +32,8 @@ from .uri import DEFAULT_URI_CANONICALIZER
 from .uri import McpAppUriError
 from .uri import SchemeCanonicalizer
 from .uri import UriCanonicalizer
-from .uri import UriDotSegmentError
-from .uri import UriHostError
-from .uri import UriPortError
+from .uri import UriErrorReason
 from .uri import uris_equal
-from .uri import UriSchemeError
-from .uri import UriSyntaxError
-from .uri import UriUserinfoError
 
 __all__ = [
     'CanonicalUri',
@@ -51,12 +46,7 @@ __all__ = [
     'ResourceReadPolicy',
     'SchemeCanonicalizer',
     'UriCanonicalizer',
-    'UriDotSegmentError',
-    'UriHostError',
-    'UriPortError',
-    'UriSchemeError',
-    'UriSyntaxError',
-    'UriUserinfoError',
+    'UriErrorReason',
     'canonicalize',
     'canonicalize_generic',
     'uris_equal',

@@ -14,27 +14,19 @@
 
 """The resource-read policy: which resource URIs a View may read.
 
-A View may read the widget URI its descriptor declares, and nothing else
-unless the host profile adds entries. Each entry is either exact (admits one
-canonical URI) or prefix-inclusive (admits a URI and everything beneath it).
-The same policy decides a View's `resources/read` request and every item of
-the response, so all matching is on `CanonicalUri` values from one
-`UriCanonicalizer`.
+A View may read the widget URI its descriptor declares and whatever the
+host profile's entries admit: an exact entry admits one canonical URI, a
+prefix entry admits a URI and the path segments beneath it (never across a
+scheme, authority or `%2F`). Requests and every returned item are checked
+on `CanonicalUri` values; `revision` digests everything that decides
+admission. The matching rules are in docs/design/resources.md.
 
-Prefix matching is bounded by path segments: the entry `ui://bqaa/dash`
-admits `ui://bqaa/dash` and `ui://bqaa/dash/child`, but neither
-`ui://bqaa/dashboard-evil` nor `ui://bqaa/dash.evil`. An entry ending in `/`
-(`ui://bqaa/dash/`) admits itself and what lies beneath it, not
-`ui://bqaa/dash`. A prefix never crosses a scheme or an authority (port
-included), and an encoded slash (`%2F`) is part of a segment, never a
-boundary. Prefix entries must not have a query and must be hierarchical
-(have an authority or a path starting with `/`); the query of a URI under a
-prefix is not constrained. Exact entries and the widget URI match the query
-exactly, since the query is part of the canonical URI.
+Example:
 
-The policy is immutable. Its `revision` is a digest of everything that
-decides admission (the widget URI, the entries and the canonicalizer's
-revision), so two policies with equal revisions make the same decisions.
+  policy = ResourceReadPolicy(
+      'ui://bqaa/dash', [ResourcePolicyEntry.prefix('ui://bqaa/assets/')]
+  )
+  policy.check('ui://bqaa/assets/app.js')  # Else ResourceReadDeniedError.
 """
 
 from __future__ import annotations

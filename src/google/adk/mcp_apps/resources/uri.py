@@ -14,60 +14,26 @@
 
 """The one URI canonicalization contract of the MCP Apps host.
 
-The host compares resource URIs in five places: the resource-read policy,
-validation of the items a `resources/read` returns, the identity of a read
-operation, matching a widget descriptor against its tool, and render
-bootstrap. If any two of them disagreed about when two spellings name the
-same resource, a View could pick a spelling that one check admits and another
-resolves elsewhere. All five therefore call `canonicalize` (or a
-`UriCanonicalizer` the host profile configured) and compare the results.
+Every place the host compares resource URIs (the resource-read policy,
+returned items, operation identity, descriptor matching, bootstrap) calls
+`canonicalize` or a profile-configured `UriCanonicalizer` and compares the
+results. Input whose meaning could differ between consumers (dot segments,
+userinfo, bad escapes or hosts) raises `McpAppUriError`, whose
+`UriErrorReason` names the rule. The rules are in docs/design/resources.md.
 
-Canonicalization only applies equivalences that hold for every consumer, and
-it rejects, with a typed `McpAppUriError`, every input whose meaning could
-differ between consumers. The built-in rules, used for any scheme without a
-registered canonicalizer:
+Example:
 
-* The scheme is lowercased. A URI without a scheme is rejected.
-* Control characters, spaces and backslashes are rejected anywhere; outside
-  the host, every character must be ASCII and allowed by RFC 3986 in its
-  component (non-ASCII text must be percent-encoded by the sender).
-* `%XX` escapes of unreserved characters (`A-Z a-z 0-9 - . _ ~`) are decoded;
-  every other escape is kept, with uppercase hex. Decoding is a single pass,
-  so `%252F` stays `%252F`, and a kept `%2F` is never a path separator.
-  A `%` not followed by two hex digits is rejected.
-* A path segment that is `.` or `..`, also when spelled with `%2E`, is
-  rejected (`UriDotSegmentError`); dot segments are never resolved. This
-  applies to every path, including the opaque path of, e.g., a `urn:` URI.
-* The fragment is removed (it must still be well-formed). The query is kept
-  byte-for-byte after escape normalization, so parameter order matters;
-  `?` with an empty query is distinct from no query.
-* With an authority (`scheme://`): userinfo is rejected
-  (`UriUserinfoError`), because `ui://bqaa@evil/` reads like `bqaa` to a
-  person and means `evil` to a parser. The host is lowercased; a host that
-  is non-ASCII or has an `xn--` label is converted by the `idna` package with
-  UTS-46 mapping, and a failure is a `UriHostError`. Other ASCII hosts must
-  be dot-separated labels of `a-z 0-9 - _` (hyphen rules are not applied to
-  them, as in browsers; underscores keep names like `ui://my_server/`
-  usable). Empty labels, including a trailing dot, are rejected. A bracketed
-  host must be an IPv6 address and is written in its compressed form. The
-  port must be decimal, at most 65535, and is written without leading
-  zeros; it is removed when it is the scheme's default (http and ws: 80,
-  https and wss: 443). An empty port (`host:`) is rejected.
-* `ui`, `http`, `https`, `ws` and `wss` URIs must have a non-empty host. Other
-  schemes may have an empty one (`file:///x`) or none at all (`urn:x:y`).
-* An empty http(s)/ws(s) path is written `/`; for other schemes an empty path
-  and `/` stay distinct.
-
-A scheme with other equivalences registers its own canonicalizer with
-`UriCanonicalizer.with_scheme`, usually built on `canonicalize_generic`.
-Whatever it returns must keep the scheme and is a `CanonicalUri`, whose
-constructor re-checks the invariants every consumer relies on (no fragment,
-no userinfo, no dot segments, normalized escapes).
+  assert canonicalize('UI://BQAA/x#top') == canonicalize('ui://bqaa/x')
+  assert not uris_equal('ui://bqaa/a/../b', 'ui://bqaa/b')  # Rejected.
+  custom = UriCanonicalizer().with_scheme(
+      'x', canonicalize_generic, revision='1'
+  )
 """
 
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 import ipaddress
 import re
@@ -108,45 +74,50 @@ _PORT_RE = re.compile(r'[0-9]+')
 _HOST_CHARS_RE = re.compile(r'[^\[\]]*')
 
 
+class UriErrorReason(enum.Enum):
+  """Which rule an invalid URI broke."""
+
+  SYNTAX = 'syntax'
+  """The URI is malformed, too long, or has a forbidden character."""
+
+  DOT_SEGMENT = 'dot_segment'
+  """The path has a `.` or `..` segment, possibly percent-encoded."""
+
+  USERINFO = 'userinfo'
+  """The authority carries userinfo (`user@host`)."""
+
+  HOST = 'host'
+  """The host is empty where one is required, or is not a valid host."""
+
+  PORT = 'port'
+  """The port is empty, not decimal, or out of range."""
+
+  SCHEME = 'scheme'
+  """A registered scheme canonicalizer failed or broke its contract."""
+
+
 class McpAppUriError(McpAppsError, ValueError):
   """A URI cannot be canonicalized; it must be treated as matching nothing.
 
   Attributes:
+    reason: Which rule the URI broke.
     part: The URI component at fault: `uri`, `scheme`, `userinfo`, `host`,
       `port`, `authority`, `path`, `query` or `fragment`.
     uri_excerpt: A truncated `repr` of the offending URI, safe to log.
   """
 
   def __init__(
-      self, message: str, *, part: str = 'uri', uri_excerpt: str = ''
+      self,
+      message: str,
+      *,
+      reason: UriErrorReason = UriErrorReason.SYNTAX,
+      part: str = 'uri',
+      uri_excerpt: str = '',
   ) -> None:
     super().__init__(message)
+    self.reason = reason
     self.part = part
     self.uri_excerpt = uri_excerpt
-
-
-class UriSyntaxError(McpAppUriError):
-  """The URI is malformed, too long, or has a forbidden character."""
-
-
-class UriDotSegmentError(McpAppUriError):
-  """The path has a `.` or `..` segment, possibly percent-encoded."""
-
-
-class UriUserinfoError(McpAppUriError):
-  """The authority carries userinfo (`user@host`)."""
-
-
-class UriHostError(McpAppUriError):
-  """The host is empty where one is required, or is not a valid host."""
-
-
-class UriPortError(McpAppUriError):
-  """The port is empty, not decimal, or out of range."""
-
-
-class UriSchemeError(McpAppUriError):
-  """A registered scheme canonicalizer failed or broke its contract."""
 
 
 def _excerpt(text: str) -> str:
@@ -155,12 +126,11 @@ def _excerpt(text: str) -> str:
   return f'{text[:_EXCERPT_LENGTH]!r}... ({len(text)} characters)'
 
 
-def _fail(
-    error_type: type[McpAppUriError], part: str, reason: str, uri: str
-) -> NoReturn:
+def _fail(reason: UriErrorReason, part: str, detail: str, uri: str) -> NoReturn:
   excerpt = _excerpt(uri)
-  raise error_type(
-      f'Invalid URI {part}: {reason}; uri={excerpt}',
+  raise McpAppUriError(
+      f'Invalid URI {part}: {detail}; uri={excerpt}',
+      reason=reason,
       part=part,
       uri_excerpt=excerpt,
   )
@@ -188,16 +158,21 @@ def _normalize_component(
   if not allowed.fullmatch(text):
     bad = next(c for c in text if not allowed.fullmatch(c))
     _fail(
-        UriSyntaxError,
+        UriErrorReason.SYNTAX,
         part,
-        f'character {bad!r} is not allowed here (RFC 3986; non-ASCII text'
+        f'character {bad!r} is not allowed here (URI syntax; non-ASCII text'
         ' must be percent-encoded)',
         uri,
     )
   if '%' not in text:
     return text
   if _BAD_ESCAPE_RE.search(text):
-    _fail(UriSyntaxError, part, "'%' is not followed by two hex digits", uri)
+    _fail(
+        UriErrorReason.SYNTAX,
+        part,
+        "'%' is not followed by two hex digits",
+        uri,
+    )
   return _ESCAPE_RE.sub(_normalize_escape, text)
 
 
@@ -209,15 +184,17 @@ def _has_dot_segment(path: str) -> bool:
 
 def _check_raw(uri: object) -> str:
   if not isinstance(uri, str):
-    raise UriSyntaxError(
+    raise McpAppUriError(
         f'Invalid URI: expected a str, got {type(uri).__name__}'
     )
   if len(uri) > MAX_URI_LENGTH:
-    _fail(UriSyntaxError, 'uri', f'longer than {MAX_URI_LENGTH} chars', uri)
+    _fail(
+        UriErrorReason.SYNTAX, 'uri', f'longer than {MAX_URI_LENGTH} chars', uri
+    )
   forbidden = _FORBIDDEN_RE.search(uri)
   if forbidden:
     _fail(
-        UriSyntaxError,
+        UriErrorReason.SYNTAX,
         'uri',
         f'control character, space or backslash {forbidden.group()!r} at'
         f' index {forbidden.start()}',
@@ -229,7 +206,7 @@ def _check_raw(uri: object) -> str:
 def _scheme_of(uri: str) -> str:
   match = _SCHEME_RE.match(uri)
   if not match:
-    _fail(UriSyntaxError, 'scheme', 'missing or malformed scheme', uri)
+    _fail(UriErrorReason.SYNTAX, 'scheme', 'missing or malformed scheme', uri)
   return match.group(1).lower()
 
 
@@ -239,8 +216,8 @@ class CanonicalUri:
 
   `str()` gives the canonical string, which canonicalizes to an equal value.
   Construct one with `canonicalize`; direct construction (by a scheme
-  canonicalizer) validates the invariants and raises `UriSyntaxError` or
-  `UriDotSegmentError` when they do not hold.
+  canonicalizer) validates the invariants and raises `McpAppUriError`
+  (`SYNTAX` or `DOT_SEGMENT`) when they do not hold.
 
   Attributes:
     scheme: The lowercase scheme, e.g. `ui`.
@@ -261,31 +238,43 @@ class CanonicalUri:
     if not isinstance(self.scheme, str) or not _CANONICAL_SCHEME_RE.fullmatch(
         self.scheme
     ):
-      _fail(UriSyntaxError, 'scheme', 'not a lowercase scheme', text)
+      _fail(UriErrorReason.SYNTAX, 'scheme', 'not a lowercase scheme', text)
     if self.authority is not None and not (
         isinstance(self.authority, str)
         and _AUTHORITY_RE.fullmatch(self.authority)
         and _escapes_normalized(self.authority)
     ):
-      _fail(UriSyntaxError, 'authority', 'not a canonical authority', text)
+      _fail(
+          UriErrorReason.SYNTAX, 'authority', 'not a canonical authority', text
+      )
     if not (
         isinstance(self.path, str)
         and _PATH_RE.fullmatch(self.path)
         and _escapes_normalized(self.path)
     ):
-      _fail(UriSyntaxError, 'path', 'not a canonical path', text)
+      _fail(UriErrorReason.SYNTAX, 'path', 'not a canonical path', text)
     if self.authority is not None and self.path[:1] not in ('', '/'):
-      _fail(UriSyntaxError, 'path', "must start with '/' after authority", text)
+      _fail(
+          UriErrorReason.SYNTAX,
+          'path',
+          "must start with '/' after authority",
+          text,
+      )
     if self.authority is None and self.path.startswith('//'):
-      _fail(UriSyntaxError, 'path', "starts with '//' without authority", text)
+      _fail(
+          UriErrorReason.SYNTAX,
+          'path',
+          "starts with '//' without authority",
+          text,
+      )
     if _has_dot_segment(self.path):
-      _fail(UriDotSegmentError, 'path', "'.' or '..' segment", text)
+      _fail(UriErrorReason.DOT_SEGMENT, 'path', "'.' or '..' segment", text)
     if self.query is not None and not (
         isinstance(self.query, str)
         and _QUERY_RE.fullmatch(self.query)
         and _escapes_normalized(self.query)
     ):
-      _fail(UriSyntaxError, 'query', 'not a canonical query', text)
+      _fail(UriErrorReason.SYNTAX, 'query', 'not a canonical query', text)
 
   @property
   def path_segments(self) -> tuple[str, ...]:
@@ -343,13 +332,15 @@ def _canonical_host(raw: str, uri: str) -> str:
     return ''
   host = _normalize_component(raw, _HOST_CHARS_RE, 'host', uri)
   if '%' in host:
-    _fail(UriHostError, 'host', 'escape of a non-unreserved character', uri)
+    _fail(
+        UriErrorReason.HOST, 'host', 'escape of a non-unreserved character', uri
+    )
   if host.isascii():
     lowered = host.lower()
     if not any(label.startswith('xn--') for label in lowered.split('.')):
       if not _ASCII_HOST_RE.fullmatch(lowered):
         _fail(
-            UriHostError,
+            UriErrorReason.HOST,
             'host',
             f'{_excerpt(host)} is not dot-separated labels of a-z 0-9 - _',
             uri,
@@ -364,25 +355,25 @@ def _canonical_host(raw: str, uri: str) -> str:
         if idna.alabel(idna.ulabel(label)).decode('ascii') != label:
           raise idna.IDNAError(f'{label!r} is not a canonical A-label')
   except UnicodeError as e:  # idna.IDNAError is a UnicodeError.
-    _fail(UriHostError, 'host', f'IDNA (UTS-46): {str(e)[:120]}', uri)
+    _fail(UriErrorReason.HOST, 'host', f'IDNA (UTS-46): {str(e)[:120]}', uri)
   if '' in encoded.split('.'):
-    _fail(UriHostError, 'host', 'empty label (or trailing dot)', uri)
+    _fail(UriErrorReason.HOST, 'host', 'empty label (or trailing dot)', uri)
   return encoded
 
 
 def _canonical_ip_literal(raw: str, uri: str) -> str:
   match = _IPV6_LITERAL_RE.fullmatch(raw)
   if not match:
-    _fail(UriHostError, 'host', 'a bracketed host must be IPv6', uri)
+    _fail(UriErrorReason.HOST, 'host', 'a bracketed host must be IPv6', uri)
   try:
     address = ipaddress.IPv6Address(match.group(1))
   except ValueError:
-    _fail(UriHostError, 'host', 'invalid IPv6 address', uri)
+    _fail(UriErrorReason.HOST, 'host', 'invalid IPv6 address', uri)
   return f'[{_format_ipv6(int(address))}]'
 
 
 def _format_ipv6(value: int) -> str:
-  """Formats an IPv6 address as RFC 5952 says, whatever the Python version."""
+  """Formats an IPv6 address in its compressed text form, on any Python."""
   groups = [f'{(value >> (112 - 16 * i)) & 0xFFFF:x}' for i in range(8)]
   run_start, run_length = 0, 0
   start = 0
@@ -406,28 +397,35 @@ def _canonical_port(
   if raw is None:
     return None
   if not raw:
-    _fail(UriPortError, 'port', "empty port after ':'", uri)
+    _fail(UriErrorReason.PORT, 'port', "empty port after ':'", uri)
   if not _PORT_RE.fullmatch(raw) or len(raw.lstrip('0')) > 5:
-    _fail(UriPortError, 'port', f'{_excerpt(raw)} is not a port number', uri)
+    _fail(
+        UriErrorReason.PORT,
+        'port',
+        f'{_excerpt(raw)} is not a port number',
+        uri,
+    )
   port = int(raw)
   if port > 65535:
-    _fail(UriPortError, 'port', f'{port} is out of range', uri)
+    _fail(UriErrorReason.PORT, 'port', f'{port} is out of range', uri)
   return None if port == rules.default_port else port
 
 
 def _canonical_authority(raw: str, rules: _HierarchicalRules, uri: str) -> str:
   if '@' in raw:
-    _fail(UriUserinfoError, 'userinfo', "'user@host' is not allowed", uri)
+    _fail(
+        UriErrorReason.USERINFO, 'userinfo', "'user@host' is not allowed", uri
+    )
   port_raw: Optional[str] = None
   if raw.startswith('['):
     close = raw.find(']')
     if close < 0:
-      _fail(UriHostError, 'host', "'[' without ']'", uri)
+      _fail(UriErrorReason.HOST, 'host', "'[' without ']'", uri)
     host = _canonical_ip_literal(raw[: close + 1], uri)
     after = raw[close + 1 :]
     if after:
       if not after.startswith(':'):
-        _fail(UriHostError, 'host', "text after ']' is not a port", uri)
+        _fail(UriErrorReason.HOST, 'host', "text after ']' is not a port", uri)
       port_raw = after[1:]
   else:
     colon = raw.find(':')
@@ -436,9 +434,9 @@ def _canonical_authority(raw: str, rules: _HierarchicalRules, uri: str) -> str:
     host = _canonical_host(raw, uri)
     if not host:
       if rules.require_host:
-        _fail(UriHostError, 'host', 'empty host', uri)
+        _fail(UriErrorReason.HOST, 'host', 'empty host', uri)
       if port_raw is not None:
-        _fail(UriHostError, 'host', 'a port without a host', uri)
+        _fail(UriErrorReason.HOST, 'host', 'a port without a host', uri)
   port = _canonical_port(port_raw, rules, uri)
   return host if port is None else f'{host}:{port}'
 
@@ -467,14 +465,14 @@ def _canonicalize_with_rules(
     rest = rest[slash_at:]
   elif rules.require_host:
     _fail(
-        UriSyntaxError,
+        UriErrorReason.SYNTAX,
         'authority',
         f"a {scheme!r} URI needs '//' and a host",
         uri,
     )
   path = _normalize_component(rest, _PATH_RE, 'path', uri)
   if _has_dot_segment(path):
-    _fail(UriDotSegmentError, 'path', "'.' or '..' segment", uri)
+    _fail(UriErrorReason.DOT_SEGMENT, 'path', "'.' or '..' segment", uri)
   if not path and authority is not None and rules.empty_path_is_root:
     path = '/'
   return CanonicalUri(scheme, authority, path, query)
@@ -610,7 +608,7 @@ class UriCanonicalizer:
       The canonical URI.
 
     Raises:
-      McpAppUriError: If the URI is invalid; the subclass names the reason.
+      McpAppUriError: If the URI is invalid; its `reason` names the rule.
     """
     if isinstance(uri, CanonicalUri):
       uri = str(uri)
@@ -650,14 +648,14 @@ class UriCanonicalizer:
       raise
     except Exception as e:  # pylint: disable=broad-exception-caught
       _fail(
-          UriSchemeError,
+          UriErrorReason.SCHEME,
           'scheme',
           f'the {scheme!r} canonicalizer raised {type(e).__name__}',
           uri,
       )
     if not isinstance(result, CanonicalUri) or result.scheme != scheme:
       _fail(
-          UriSchemeError,
+          UriErrorReason.SCHEME,
           'scheme',
           f'the {scheme!r} canonicalizer did not return a {scheme!r} URI',
           uri,
@@ -679,7 +677,7 @@ def canonicalize(uri: Union[str, CanonicalUri]) -> CanonicalUri:
     The canonical URI; `str()` of it is the canonical string.
 
   Raises:
-    McpAppUriError: If the URI is invalid; the subclass names the reason.
+    McpAppUriError: If the URI is invalid; its `reason` names the rule.
   """
   return DEFAULT_URI_CANONICALIZER.canonicalize(uri)
 

@@ -198,8 +198,8 @@ async def append_event_with_sealed_results(
   """Appends `event`, sealing the results of profile-bound UI calls first.
 
   Raises:
-    SealedReferenceValidationError: The Event's references do not hold; it
-      is not appended.
+    DescriptorError: The Event's references do not hold; it is not
+      appended.
     SealedResultStoreError: A store create failed; nothing is appended.
     SessionNotAdmittedError: The Session is not `ACTIVE`.
     StaleIncarnationError: The invocation started in an incarnation that

@@ -52,19 +52,19 @@ from ..contracts.key_provider import BindingKeyUnavailableError
 from ..contracts.scope import SessionKey
 from ..contracts.sealed_result_store import SealedEnvelope
 from ..contracts.sealed_result_store import SealedRecordScope
-from ..contracts.sealed_result_store import SealedResultCorruptError
-from ..contracts.sealed_result_store import SealedResultNotFoundError
+from ..contracts.sealed_result_store import SealedResultReason
 from ..contracts.sealed_result_store import SealedResultRef
+from ..contracts.sealed_result_store import SealedResultStoreError
 from ..contracts.session_lifecycle_store import LifecycleState
+from ..descriptor.errors import DescriptorError
 from ..descriptor.reference_validation import function_response_ids
 from ..descriptor.reference_validation import mcp_widgets
-from ..descriptor.reference_validation import SealedReferenceValidationError
 from ..descriptor.sealed_reference import SEALED_REFERENCE_SCHEMA_VERSION
 from ..descriptor.sealed_reference import SealedResultReference
 from ..descriptor.widget_descriptor import LegacyMcpWidget
 from ..descriptor.widget_descriptor import McpAppWidgetDescriptor
 from ..errors import McpAppsError
-from ..profile.fingerprint import BindingRevisionError
+from ..profile.errors import HostProfileError
 from ..profile.fingerprint import verify_binding_revision
 from ..profile.host_profile import McpAppsHostProfile
 from .refresh_record import RefreshInvocationRecord
@@ -249,7 +249,7 @@ class GatedResultResolver:
       verified = verify_binding_revision(self._profile, widget.binding_revision)
     except BindingKeyUnavailableError as e:
       raise _fail(ResolutionFault.KEY_UNAVAILABLE, call_id) from e
-    except BindingRevisionError as e:
+    except HostProfileError as e:
       raise _fail(ResolutionFault.BINDING_MISMATCH, call_id) from e
     if not verified:
       raise _fail(ResolutionFault.BINDING_MISMATCH, call_id)
@@ -296,7 +296,7 @@ class GatedResultResolver:
       raise _fail(ResolutionFault.NO_FUNCTION_RESPONSE, call_id)
     try:
       widget = mcp_widgets(event).get(call_id)
-    except SealedReferenceValidationError as e:
+    except DescriptorError as e:
       raise _fail(ResolutionFault.INVALID_EVENT, call_id) from e
     descriptor = self._check_descriptor(widget, call_id)
     if descriptor is not None:
@@ -321,10 +321,12 @@ class GatedResultResolver:
           scope,
           SealedResultRef(reference.record_id, reference.schema_version),
       )
-    except SealedResultCorruptError as e:
-      raise _fail(ResolutionFault.CORRUPT, call_id) from e
-    except SealedResultNotFoundError as e:
-      raise _fail(ResolutionFault.RECORD_NOT_FOUND, call_id) from e
+    except SealedResultStoreError as e:
+      if e.reason is SealedResultReason.CORRUPT:
+        raise _fail(ResolutionFault.CORRUPT, call_id) from e
+      if e.reason is SealedResultReason.NOT_FOUND:
+        raise _fail(ResolutionFault.RECORD_NOT_FOUND, call_id) from e
+      raise
     return ResolvedResult(
         event=event,
         function_call_id=call_id,

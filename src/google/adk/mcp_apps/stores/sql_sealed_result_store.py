@@ -35,13 +35,13 @@ State machine (RFC §3):
 * `create` is immutable and keyed by operation instance: the unique index
   on the instance id decides concurrent creates; a retry (or the loser of
   a race) with the same scope and bytes gets the existing reference, any
-  other bytes or scope a `SealedResultConflictError`, and the stored row
+  other bytes or scope a `CONFLICT` error, and the stored row
   never changes.
 * `resolve` matches the complete scope (tenant, incarnation, Event and
-  function call); any mismatch is `SealedResultNotFoundError`, the same
+  function call); any mismatch is a `NOT_FOUND` error, the same
   error as an unknown id, so a caller learns nothing about other scopes.
   The digest is recomputed from the stored bytes at every resolve; a
-  mismatch is `SealedResultCorruptError` and no bytes leave the store.
+  mismatch is a `CORRUPT` error and no bytes leave the store.
 * `mark_referenced` moves a record to `committed` once its Event is
   appended. GC deletes only `pending` rows past their expiry that neither
   the active-operation registry (`is_active_operation`) nor a persisted
@@ -98,10 +98,9 @@ from ..contracts.sealed_result_store import IsActiveOperation
 from ..contracts.sealed_result_store import IsReferenced
 from ..contracts.sealed_result_store import SealedEnvelope
 from ..contracts.sealed_result_store import SealedRecordScope
-from ..contracts.sealed_result_store import SealedResultConflictError
-from ..contracts.sealed_result_store import SealedResultCorruptError
-from ..contracts.sealed_result_store import SealedResultNotFoundError
+from ..contracts.sealed_result_store import SealedResultReason
 from ..contracts.sealed_result_store import SealedResultRef
+from ..contracts.sealed_result_store import SealedResultStoreError
 from ..contracts.sealed_result_store import SealedResultStoreIncompatibleError
 from ..contracts.sealed_result_store import SealedStoreCapability
 from ._sql import claim_database
@@ -356,8 +355,8 @@ class SqlSealedResultStore:
       instance, scope and bytes.
 
     Raises:
-      SealedResultConflictError: The instance already sealed other bytes,
-        or sealed them in another scope; the stored record is unchanged.
+      SealedResultStoreError: `CONFLICT`: the instance already sealed other
+        bytes, or sealed them in another scope; the record is unchanged.
     """
     _check_scope(scope)
     if not isinstance(operation_instance_id, str) or not (
@@ -411,8 +410,9 @@ class SqlSealedResultStore:
         logger.info('A sealed-result record id collided; retrying')
         continue
       return SealedResultRef(record_id, SCHEMA_VERSION)
-    raise SealedResultConflictError(
-        'the sealed record could not be created after repeated collisions'
+    raise SealedResultStoreError(
+        SealedResultReason.CONFLICT,
+        'the sealed record could not be created after repeated collisions',
     )
 
   async def _by_instance(self, operation_instance_id: str) -> Any:
@@ -437,12 +437,14 @@ class SqlSealedResultStore:
       row: Any, scope: SealedRecordScope, digest: bytes
   ) -> SealedResultRef:
     if _row_scope(row) != scope:
-      raise SealedResultConflictError(
-          'the operation instance already sealed a record in another scope'
+      raise SealedResultStoreError(
+          SealedResultReason.CONFLICT,
+          'the operation instance already sealed a record in another scope',
       )
     if not hmac.compare_digest(bytes(row.digest), digest):
-      raise SealedResultConflictError(
-          'the operation instance already sealed different content'
+      raise SealedResultStoreError(
+          SealedResultReason.CONFLICT,
+          'the operation instance already sealed different content',
       )
     return SealedResultRef(row.record_id, SCHEMA_VERSION)
 
@@ -452,16 +454,17 @@ class SqlSealedResultStore:
     """Returns a record's envelope after verifying scope and digest.
 
     Raises:
-      SealedResultNotFoundError: No such record in exactly this scope
-        (tenant, incarnation, Event and function call), or an unknown
-        schema version.
-      SealedResultCorruptError: The stored bytes fail the digest.
+      SealedResultStoreError: `NOT_FOUND`: no such record in exactly this
+        scope (tenant, incarnation, Event and function call), or an unknown
+        schema version; `CORRUPT`: the stored bytes fail the digest.
     """
     _check_scope(scope)
     if ref.schema_version != SCHEMA_VERSION or not isinstance(
         ref.record_id, str
     ):
-      raise SealedResultNotFoundError('no sealed record in this scope')
+      raise SealedResultStoreError(
+          SealedResultReason.NOT_FOUND, 'no sealed record in this scope'
+      )
     await self.open()
     async with self.engine.connect() as conn:
       row = (
@@ -476,14 +479,18 @@ class SqlSealedResultStore:
           )
       ).first()
     if row is None:
-      raise SealedResultNotFoundError('no sealed record in this scope')
+      raise SealedResultStoreError(
+          SealedResultReason.NOT_FOUND, 'no sealed record in this scope'
+      )
     envelope = SealedEnvelope(
         bytes(row.sealed_result),
         None if row.refresh_record is None else bytes(row.refresh_record),
     )
     if not hmac.compare_digest(bytes(row.digest), _envelope_digest(envelope)):
       logger.error('Sealed record failed its digest; releasing nothing')
-      raise SealedResultCorruptError('sealed record failed its digest')
+      raise SealedResultStoreError(
+          SealedResultReason.CORRUPT, 'sealed record failed its digest'
+      )
     return envelope
 
   async def mark_referenced(
@@ -492,11 +499,14 @@ class SqlSealedResultStore:
     """Marks a record committed (its Event is appended); idempotent.
 
     Raises:
-      SealedResultNotFoundError: No such record in exactly this scope.
+      SealedResultStoreError: `NOT_FOUND`: no such record in exactly this
+        scope.
     """
     _check_scope(scope)
     if ref.schema_version != SCHEMA_VERSION:
-      raise SealedResultNotFoundError('no sealed record in this scope')
+      raise SealedResultStoreError(
+          SealedResultReason.NOT_FOUND, 'no sealed record in this scope'
+      )
     await self.open()
     async with self.engine.begin() as conn:
       await conn.execute(
@@ -518,7 +528,9 @@ class SqlSealedResultStore:
           )
       ).first()
     if found is None:
-      raise SealedResultNotFoundError('no sealed record in this scope')
+      raise SealedResultStoreError(
+          SealedResultReason.NOT_FOUND, 'no sealed record in this scope'
+      )
 
   async def state(
       self, scope: SealedRecordScope, ref: SealedResultRef
@@ -526,7 +538,8 @@ class SqlSealedResultStore:
     """A record's state (diagnostics and tests).
 
     Raises:
-      SealedResultNotFoundError: No such record in exactly this scope.
+      SealedResultStoreError: `NOT_FOUND`: no such record in exactly this
+        scope.
     """
     _check_scope(scope)
     await self.open()
@@ -539,7 +552,9 @@ class SqlSealedResultStore:
           )
       ).first()
     if row is None or ref.schema_version != SCHEMA_VERSION:
-      raise SealedResultNotFoundError('no sealed record in this scope')
+      raise SealedResultStoreError(
+          SealedResultReason.NOT_FOUND, 'no sealed record in this scope'
+      )
     return SealedRecordState(row.state)
 
   async def collect_garbage(
