@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import fcntl
 import hashlib
 import io
 import json
@@ -1575,13 +1576,21 @@ def materialize_prefix(series: Series, number: int, dest: Path) -> Path:
   Differential tests, the compatibility legs and the demo run pristine ADK
   (prefix 0) and lower prefixes beside the working tree; a stamp holding
   the tree id makes a repeated call free. Prints nothing. Concurrent calls
-  are safe once `dest` is current; build it once before sharing it.
+  (pytest-xdist workers, parallel stages) are serialized by a lock file
+  beside `dest`, so none of them sees a half-written tree.
 
   Returns:
     `dest`.
   """
   if not 0 <= number <= len(series.prs):
     raise SeriesError(f'no prefix {number}')
+  dest.parent.mkdir(parents=True, exist_ok=True)
+  with open(dest.parent / f'{dest.name}.lock', 'w') as lock:
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    return _materialize_prefix_locked(series, number, dest)
+
+
+def _materialize_prefix_locked(series: Series, number: int, dest: Path) -> Path:
   stack = Stack(series)
   commits = stack.apply_patches(committed_mails(series))
   tree_id = _git_out(stack.repo, 'rev-parse', f'{commits[number]}^{{tree}}')
