@@ -72,6 +72,8 @@ from ..lifecycle.invocation_incarnation import pinned_incarnation
 from ..sealing.result_sealer import prepare_seal
 from ..sealing.result_sealer import SealingUnavailableError
 from ..sealing.result_sealer import SealRequest
+from .admitted_tool import Admission
+from .admitted_tool import AdmittedMcpTool
 from .errors import InvalidationReason
 from .errors import StaleToolHandleError
 from .generations import affinity_cause
@@ -390,12 +392,33 @@ class AppSafeToolRouting:
     finally:
       hold.release()
 
-  def bind_tool(self, tool: McpTool, catalog: TwoClassCatalog) -> McpTool:
-    """The catalog entry for a listed tool: app-safe tools are rerouted."""
-    handle = catalog.handle(tool.raw_mcp_tool.name)
+  def create_tool(
+      self,
+      catalog: TwoClassCatalog,
+      *,
+      admission: Optional[Admission] = None,
+      **kwargs: Any,
+  ) -> McpTool:
+    """Builds a listed tool; UI-associated ones run on app-safe generations.
+
+    `McpToolset._create_tool` calls it for a toolset built with this
+    routing.
+
+    Args:
+      catalog: The listing's two-class catalog.
+      admission: The binding generation's admission gate, if any.
+      **kwargs: `McpTool`'s constructor arguments.
+
+    Returns:
+      An `AppSafeMcpTool` for an app-safe catalog entry, else an
+      `AdmittedMcpTool`.
+    """
+    handle = catalog.handle(kwargs['mcp_tool'].name)
     if handle is None or handle.execution_class is not ExecutionClass.APP_SAFE:
-      return tool
-    return AppSafeMcpTool.adopt(tool, handle, self)
+      return AdmittedMcpTool(admission=admission, **kwargs)
+    return AppSafeMcpTool(
+        handle=handle, routing=self, admission=admission, **kwargs
+    )
 
 
 _current_call: contextvars.ContextVar[Optional[_InitialCall]] = (
@@ -415,8 +438,8 @@ class _InitialCall:
   async def prepare(self, headers: Optional[dict[str, str]]) -> Any:
     """Selects the target generation and checks the declaration on it."""
     tool = self.tool
-    routing = tool._adk_apps_routing  # pylint: disable=protected-access
-    handle = tool._adk_apps_handle  # pylint: disable=protected-access
+    routing = tool.routing
+    handle = tool.bound_tool_handle
     key, hold = await routing.acquire(
         self.session,
         headers,
@@ -441,7 +464,7 @@ class _InitialCall:
 
   def accept(self, hold: GenerationHold) -> None:
     """Reserves the generation that returned the accepted result."""
-    routing = self.tool._adk_apps_routing  # pylint: disable=protected-access
+    routing = self.tool.routing
     function_call_id = getattr(self.tool_context, 'function_call_id', None)
     if not function_call_id:
       return
@@ -471,11 +494,12 @@ class _InitialCallSession:
 
 
 class _GenerationUse:
-  """Stands in for the session manager `McpTool` brackets a call with.
+  """The session manager an `AppSafeMcpTool` is constructed with.
 
-  The generation hold already pins the connection for the call, and the
-  routed session races its own transport task, so the bracketing is empty.
-  A session the server forgot ends the generation for every holder.
+  `McpTool` brackets each call with its session manager's use tracking. The
+  generation hold already pins the connection for the call, and the routed
+  session races its own transport task, so the bracketing is empty. A
+  session the server forgot ends the generation for every holder.
   """
 
   def _begin_session_use(self, headers: Any = None) -> None:
@@ -507,36 +531,43 @@ class _GenerationUse:
 _background: set[asyncio.Task[bool]] = set()
 
 
-class AppSafeMcpTool(McpTool):
+class AppSafeMcpTool(AdmittedMcpTool):
   """A UI-associated MCP tool, executed on an app-safe generation.
 
-  Built from the catalog's `McpTool` by `AppSafeToolRouting.bind_tool`; it
-  keeps everything the toolset configured (auth, header provider, progress
-  callback, confirmation) and changes only where and how often it calls.
+  Built by `AppSafeToolRouting.create_tool` with everything the toolset
+  configures (auth, header provider, progress callback, confirmation); it
+  changes only where and how often it calls.
   """
 
-  _adk_apps_handle: BoundToolHandle
-  _adk_apps_routing: AppSafeToolRouting
-
-  @classmethod
-  def adopt(
-      cls,
-      tool: McpTool,
+  def __init__(
+      self,
+      *,
       handle: BoundToolHandle,
       routing: AppSafeToolRouting,
-  ) -> AppSafeMcpTool:
-    """Re-homes a listed `McpTool` onto the app-safe class."""
-    adopted = cls.__new__(cls)
-    adopted.__dict__.update(tool.__dict__)
-    adopted.__dict__['_adk_apps_handle'] = handle
-    adopted.__dict__['_adk_apps_routing'] = routing
-    adopted.__dict__['_mcp_session_manager'] = _GenerationUse()
-    return adopted
+      **kwargs: Any,
+  ):
+    """Builds the tool.
+
+    Args:
+      handle: The catalog entry the model is shown.
+      routing: The toolset's app-safe routing.
+      **kwargs: `AdmittedMcpTool`'s constructor arguments; the session
+        manager is replaced: the generation hold owns the connection.
+    """
+    kwargs['mcp_session_manager'] = _GenerationUse()
+    super().__init__(**kwargs)
+    self._adk_apps_handle = handle
+    self._adk_apps_routing = routing
 
   @property
   def bound_tool_handle(self) -> BoundToolHandle:
     """The catalog entry the model was shown."""
     return self._adk_apps_handle
+
+  @property
+  def routing(self) -> AppSafeToolRouting:
+    """The app-safe routing of the toolset that listed it."""
+    return self._adk_apps_routing
 
   async def _run_async_impl(
       self,

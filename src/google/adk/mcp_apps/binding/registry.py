@@ -127,8 +127,8 @@ from .proxy import DEFAULT_DRAIN_TIMEOUT
 from .proxy import DrainResult
 from .proxy import HostBoundMcpToolset
 from .proxy import ProxyState
-from .proxy import RoutingFactory
 from .registry_loop import RegistryEventLoop
+from .sealed_runtime import RoutingFactory
 from .spec import McpToolsetSpec
 from .status import ReadinessReport
 from .status import toolset_readiness
@@ -800,14 +800,12 @@ class McpAppBindingRegistry:
     self._connections.configure(_generation_policy(profile))
 
     def build(
-        runtime: Any,
         binding: AppsClientBinding,
         admission_check: Callable[[], None],
     ) -> AppSafeToolRouting:
       if not binding.app_safe:
         raise ValueError('The app-safe class needs an app-safe binding')
-      # pylint: disable=protected-access
-      params, errlog = runtime._connection_params, runtime._errlog
+      params, errlog = entry.spec.connection_params, entry.spec.errlog
 
       def connect(headers: Optional[dict[str, str]]) -> AppSafeConnection:
         return AppSafeConnection(params, errlog, binding, headers)
