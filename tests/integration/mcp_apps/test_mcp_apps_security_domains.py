@@ -64,8 +64,8 @@ from google.adk.mcp_apps.affinity.errors import SharingNotDeclaredError
 from google.adk.mcp_apps.affinity.errors import StaleToolHandleError
 from google.adk.mcp_apps.affinity.generations import ConnectionEra
 from google.adk.mcp_apps.affinity.generations import ConnectionGeneration
+from google.adk.mcp_apps.affinity.generations import ConnectionGenerationState
 from google.adk.mcp_apps.affinity.generations import GenerationHold
-from google.adk.mcp_apps.affinity.generations import GenerationState
 from google.adk.mcp_apps.affinity.routing import call_app_tool
 from google.adk.mcp_apps.affinity.security_domain import acting_principal
 from google.adk.mcp_apps.binding.registry import McpAppBindingRegistry
@@ -745,7 +745,7 @@ async def test_p2_sec_07_rotated_credentials_never_share_the_old_generation(
       await host.followup(first, first.nonce)
     stale = await host.followup(rotated, first.nonce)
     assert stale["verdict"] == "connection-closed"
-    assert bob.generation.state is GenerationState.LIVE
+    assert bob.generation.state is ConnectionGenerationState.LIVE
     assert (await host.followup(bob, bob.nonce))["verdict"] == "ok"
 
     # Back to the first credentials: a new generation, not the old one.
@@ -756,7 +756,7 @@ async def test_p2_sec_07_rotated_credentials_never_share_the_old_generation(
         first.hold.generation_id,
         rotated.hold.generation_id,
     }
-    assert first.generation.state is GenerationState.INVALIDATED
+    assert first.generation.state is ConnectionGenerationState.INVALIDATED
     assert (await host.followup(back, first.nonce))["verdict"] != "ok"
     assert (await host.followup(back, back.nonce))["verdict"] == "ok"
 
@@ -783,7 +783,7 @@ async def test_p2_sec_08_principal_remapping_gets_a_new_domain(
         dataclasses.replace(old_key, security_domain=new_key.security_domain)
         == new_key
     )  # Only the domain changed.
-    assert before.generation.state is GenerationState.LIVE
+    assert before.generation.state is ConnectionGenerationState.LIVE
     with pytest.raises(GenerationAdmissionError):
       before.generation.check_admission(
           new_key.security_domain, new_key.session_scope, None

@@ -41,8 +41,8 @@ from google.adk.mcp_apps.binding.leases import DuplicateGenerationError
 from google.adk.mcp_apps.binding.leases import ForeignLeaseTokenError
 from google.adk.mcp_apps.binding.leases import GenerationClosedError
 from google.adk.mcp_apps.binding.leases import GenerationCloseIncompleteError
-from google.adk.mcp_apps.binding.leases import GenerationState
 from google.adk.mcp_apps.binding.leases import LeaseError
+from google.adk.mcp_apps.binding.leases import LeaseGenerationState
 from google.adk.mcp_apps.binding.leases import LeaseRetryPolicy
 from google.adk.mcp_apps.binding.leases import LeaseToken
 from google.adk.mcp_apps.binding.leases import LedgerShutDownError
@@ -267,12 +267,12 @@ async def test_p2_rlt_02_03_both_orders_close_once_after_second_release(
 
   assert await ledger.release(tokens[first]) == ReleaseResult(True, False)
   assert closer.attempts == 0
-  assert ledger.state(GEN) is GenerationState.OPEN
+  assert ledger.state(GEN) is LeaseGenerationState.OPEN
   assert ledger.is_held(tokens[second]) and not ledger.is_held(tokens[first])
 
   assert await ledger.release(tokens[second]) == ReleaseResult(True, True)
   assert (closer.attempts, closer.successes) == (1, 1)
-  assert ledger.state(GEN) is GenerationState.CLOSED
+  assert ledger.state(GEN) is LeaseGenerationState.CLOSED
 
 
 @pytest.mark.parametrize('duplicate', ['a', 'b'])
@@ -304,7 +304,7 @@ async def test_p2_rlt_06_close_times_out_once_then_succeeds() -> None:
   token = ledger.acquire(GEN)
   assert await ledger.release(token) == ReleaseResult(True, True)
   assert (closer.attempts, closer.successes) == (2, 1)
-  assert ledger.state(GEN) is GenerationState.CLOSED
+  assert ledger.state(GEN) is LeaseGenerationState.CLOSED
   assert await ledger.release(token) == ReleaseResult(False, False)
   assert await ledger.retry_pending() == frozenset()
   await ledger.shutdown()
@@ -344,7 +344,7 @@ async def test_p2_rlt_06_cancelled_release_is_retried_by_repeat_release() -> (
     await task
   closer.gate.set()
   assert closer.successes == 0
-  assert ledger.state(GEN) is GenerationState.CLOSE_PENDING
+  assert ledger.state(GEN) is LeaseGenerationState.CLOSE_PENDING
   assert pending == [GEN]
   assert not ledger.is_held(b) and ledger.outstanding(GEN) == 0
   # Another token's repeat release does not act on B's behalf.
@@ -372,7 +372,7 @@ async def test_p2_rlt_06_exhausted_attempts_are_retried_by_the_ledger() -> None:
     await ledger.release(token)
   assert raised.value.generation_key == GEN and raised.value.attempts == 2
   assert isinstance(raised.value.__cause__, RuntimeError)
-  assert ledger.state(GEN) is GenerationState.CLOSE_PENDING
+  assert ledger.state(GEN) is LeaseGenerationState.CLOSE_PENDING
   assert pending == [GEN] and closer.successes == 0
   with pytest.raises(GenerationClosedError):
     ledger.acquire(GEN)
@@ -401,8 +401,8 @@ async def test_p2_rlt_06_cancelled_retry_strands_no_generation() -> None:
   with pytest.raises(asyncio.CancelledError):
     await retry
   closers['g1'].gate.set()
-  assert ledger.state('g1') is GenerationState.CLOSE_PENDING
-  assert ledger.state('g2') is GenerationState.CLOSE_PENDING
+  assert ledger.state('g1') is LeaseGenerationState.CLOSE_PENDING
+  assert ledger.state('g2') is LeaseGenerationState.CLOSE_PENDING
 
   assert await ledger.retry_pending() == frozenset({'g1', 'g2'})
   assert [c.successes for c in closers.values()] == [1, 1]
@@ -414,7 +414,7 @@ async def test_p2_rlt_07_one_release_leaves_the_generation_working() -> None:
   ledger, closer = _ledger()
   a, b = ledger.acquire(GEN), ledger.acquire(GEN)
   await ledger.release(a)
-  assert ledger.state(GEN) is GenerationState.OPEN
+  assert ledger.state(GEN) is LeaseGenerationState.OPEN
   assert ledger.is_held(b) and closer.attempts == 0
   # The survivor's side can still lease (e.g. a third Runner binding).
   c = ledger.acquire(GEN)
@@ -449,8 +449,8 @@ async def test_p2_rlt_09_shutdown_closes_whatever_tokens_remain() -> None:
 
   await ledger.shutdown()
   assert (first.successes, second.successes) == (1, 1)
-  assert ledger.state(GEN) is GenerationState.CLOSED
-  assert ledger.state('unleased') is GenerationState.CLOSED
+  assert ledger.state(GEN) is LeaseGenerationState.CLOSED
+  assert ledger.state('unleased') is LeaseGenerationState.CLOSED
   for token in held:
     assert await ledger.release(token) == ReleaseResult(True, False)
     assert await ledger.release(token) == ReleaseResult(False, False)
@@ -550,7 +550,7 @@ def test_p2_rlt_09_shutdown_waits_for_a_close_running_on_another_loop(
   )
   releaser.start()
   assert closer.entered.wait(WAIT)
-  assert ledger.state(GEN) is GenerationState.CLOSING
+  assert ledger.state(GEN) is LeaseGenerationState.CLOSING
 
   waiting = _observe_waits(monkeypatch)
   shutdown_done: dict[str, Any] = {}
@@ -598,7 +598,7 @@ def test_p2_rlt_06_shutdown_takes_over_a_cancelled_close(
     loop1.call_soon_threadsafe(loop1.stop)
     loop1_thread.join(WAIT)
     loop1.close()
-  assert ledger.state(GEN) is GenerationState.CLOSED
+  assert ledger.state(GEN) is LeaseGenerationState.CLOSED
   assert closer.successes == 1 and closer.max_active == 1
   assert closer.attempts == 2
 
@@ -686,7 +686,7 @@ async def test_p2_rlt_06_cancelled_runner_close_retried_by_second_close() -> (
     await task
   closer.gate.set()
   assert runner_leases(runner) == (token,)
-  assert ledger.state(GEN) is GenerationState.CLOSE_PENDING
+  assert ledger.state(GEN) is LeaseGenerationState.CLOSE_PENDING
   await runner.close()
   assert runner_leases(runner) == ()
   assert (closer.attempts, closer.successes) == (2, 1)
@@ -724,7 +724,7 @@ async def test_unbound_runner_close_still_closes_its_toolsets() -> None:
   runner = _runner(_agent(toolset))
   await runner.close()
   assert toolset.outstanding_at_close == [0]
-  assert closer.attempts == 0 and ledger.state(GEN) is GenerationState.OPEN
+  assert closer.attempts == 0 and ledger.state(GEN) is LeaseGenerationState.OPEN
 
 
 def test_side_table_does_not_keep_a_runner_alive() -> None:

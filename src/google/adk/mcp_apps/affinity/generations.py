@@ -99,7 +99,7 @@ class ConnectionEra(enum.Enum):
   """Stateless HTTP at 2026-07-28 or later: a host-side logical binding."""
 
 
-class GenerationState(enum.Enum):
+class ConnectionGenerationState(enum.Enum):
   """The life of one generation."""
 
   LIVE = 'live'
@@ -219,12 +219,12 @@ class ConnectionGeneration:
     self.handle_contract = handle_contract
     self.created_at = created_at
     self._idle_since: Optional[float] = created_at
-    self._state = GenerationState.LIVE
+    self._state = ConnectionGenerationState.LIVE
     self._reason: Optional[InvalidationReason] = None
     self._holds: set[GenerationHold] = set()
 
   @property
-  def state(self) -> GenerationState:
+  def state(self) -> ConnectionGenerationState:
     """LIVE until invalidated."""
     return self._state
 
@@ -246,7 +246,7 @@ class ConnectionGeneration:
 
   def check_live(self) -> None:
     """Raises `GenerationInvalidatedError` unless live."""
-    if self._state is not GenerationState.LIVE:
+    if self._state is not ConnectionGenerationState.LIVE:
       assert self._reason is not None
       raise GenerationInvalidatedError(self.generation_id, self._reason)
 
@@ -313,7 +313,7 @@ class ConnectionGeneration:
       if reason is None:
         raise  # The server answered: the connection is fine.
       if self.era is ConnectionEra.LEGACY and self._state is (
-          GenerationState.LIVE
+          ConnectionGenerationState.LIVE
       ):
         # The concrete connection is gone (or in an unknown state): every
         # View on it dies with it; nothing reconnects underneath them.
@@ -327,7 +327,7 @@ class ConnectionGeneration:
         raise GenerationInvalidatedError(
             self.generation_id, self._reason or reason
         ) from error
-      if self._state is not GenerationState.LIVE:
+      if self._state is not ConnectionGenerationState.LIVE:
         assert self._reason is not None
         raise GenerationInvalidatedError(
             self.generation_id, self._reason
@@ -781,11 +781,14 @@ class AppSafeConnectionPool:
     """
     with self._lock:
       generation = self._by_id.get(generation_id)
-      if generation is None or generation.state is not GenerationState.LIVE:
+      if (
+          generation is None
+          or generation.state is not ConnectionGenerationState.LIVE
+      ):
         return False
       if only_if_unheld and generation._holds:  # pylint: disable=protected-access
         return False
-      generation._state = GenerationState.INVALIDATED  # pylint: disable=protected-access
+      generation._state = ConnectionGenerationState.INVALIDATED  # pylint: disable=protected-access
       generation._reason = reason  # pylint: disable=protected-access
       if self._live.get(generation.key) is generation:
         del self._live[generation.key]

@@ -170,8 +170,7 @@ class RenderReservations:
 
 def session_key_of(context: Any) -> Optional[SessionKey]:
   """The Session key of an ADK context (`ReadonlyContext`, `ToolContext`)."""
-  invocation = getattr(context, '_invocation_context', None)
-  session = getattr(invocation, 'session', None)
+  session = invocation_session_of(context)
   if session is None:
     return None
   return SessionKey(session.app_name, session.user_id, session.id)
@@ -179,12 +178,15 @@ def session_key_of(context: Any) -> Optional[SessionKey]:
 
 def invocation_session_of(context: Any) -> Optional[Any]:
   """The Session object of an ADK context's invocation, or None."""
-  invocation = getattr(context, '_invocation_context', None)
-  return getattr(invocation, 'session', None)
+  return getattr(context, 'session', None)
 
 
 def session_service_of(context: Any) -> Optional[Any]:
-  """The Session service of an ADK context, or None outside an invocation."""
+  """The Session service of an ADK context, or None outside an invocation.
+
+  `ReadonlyContext` has no public accessor for it; this reads the
+  invocation context every ADK context carries.
+  """
   invocation = getattr(context, '_invocation_context', None)
   return getattr(invocation, 'session_service', None)
 
@@ -607,7 +609,6 @@ class AppSafeMcpTool(AdmittedMcpTool):
         raise SealingUnavailableError(
             'A profile-bound UI call needs a Session and a function-call id'
         )
-      invocation = tool_context._invocation_context  # pylint: disable=protected-access
       descriptor = prepare_seal(
           SealRequest(
               profile=routing.profile,
@@ -622,7 +623,7 @@ class AppSafeMcpTool(AdmittedMcpTool):
                   invocation_id=tool_context.invocation_id,
                   function_call_id=call_id,
                   agent_path=tool_context.agent_name,
-                  branch=invocation.branch,
+                  branch=tool_context.branch,
               ),
               arguments=dict(args),
               admission_check=routing.check_admission,

@@ -145,7 +145,7 @@ class LedgerShutdownIncompleteError(LeaseError):
     )
 
 
-class GenerationState(enum.Enum):
+class LeaseGenerationState(enum.Enum):
   """Where one generation is in its life."""
 
   OPEN = 'open'
@@ -235,10 +235,10 @@ class _Lease:
 
 
 @dataclasses.dataclass(eq=False)
-class _Generation:
+class _LeaseGeneration:
   key: Hashable
   close: CloseCallback
-  state: GenerationState = GenerationState.OPEN
+  state: LeaseGenerationState = LeaseGenerationState.OPEN
   outstanding: int = 0
   attempts: int = 0
   sealed: bool = False
@@ -274,7 +274,7 @@ class RunnerLeaseLedger:
     self._retry_policy = retry_policy
     self._on_close_pending = on_close_pending
     self._lock = threading.Lock()
-    self._generations: dict[Hashable, _Generation] = {}
+    self._generations: dict[Hashable, _LeaseGeneration] = {}
     self._leases: dict[str, _Lease] = {}
     self._shut_down = False
 
@@ -302,7 +302,7 @@ class RunnerLeaseLedger:
         raise LedgerShutDownError('The lease ledger is shut down')
       if key in self._generations:
         raise DuplicateGenerationError(f'Generation {key!r} was already opened')
-      self._generations[key] = _Generation(key=key, close=close)
+      self._generations[key] = _LeaseGeneration(key=key, close=close)
 
   def acquire(self, generation_key: Hashable) -> LeaseToken:
     """Issues a new lease token on an open generation.
@@ -326,7 +326,7 @@ class RunnerLeaseLedger:
         raise UnknownGenerationError(
             f'Generation {generation_key!r} is not open in this ledger'
         )
-      if generation.state is not GenerationState.OPEN:
+      if generation.state is not LeaseGenerationState.OPEN:
         raise GenerationClosedError(
             f'Generation {generation_key!r} is {generation.state.value}'
         )
@@ -389,12 +389,12 @@ class RunnerLeaseLedger:
         generation.outstanding -= 1
         if (
             generation.outstanding == 0
-            and generation.state is GenerationState.OPEN
+            and generation.state is LeaseGenerationState.OPEN
         ):
-          generation.state = GenerationState.CLOSE_PENDING
+          generation.state = LeaseGenerationState.CLOSE_PENDING
           generation.trigger = lease
       drive = (
-          generation.state is GenerationState.CLOSE_PENDING
+          generation.state is LeaseGenerationState.CLOSE_PENDING
           and generation.trigger is lease
           and self._claim(generation)
       )
@@ -421,7 +421,7 @@ class RunnerLeaseLedger:
             (
                 generation
                 for generation in self._generations.values()
-                if generation.state is GenerationState.CLOSE_PENDING
+                if generation.state is LeaseGenerationState.CLOSE_PENDING
                 and generation.key not in tried
             ),
             None,
@@ -455,7 +455,7 @@ class RunnerLeaseLedger:
       generations = [
           generation
           for generation in self._generations.values()
-          if generation.state is not GenerationState.CLOSED
+          if generation.state is not LeaseGenerationState.CLOSED
       ]
     outcomes = await asyncio.gather(
         *(self._close_for_shutdown(generation) for generation in generations),
@@ -473,7 +473,7 @@ class RunnerLeaseLedger:
     if failed:
       raise LedgerShutdownIncompleteError(tuple(failed))
 
-  def state(self, generation_key: Hashable) -> GenerationState:
+  def state(self, generation_key: Hashable) -> LeaseGenerationState:
     """Returns a generation's state.
 
     Raises:
@@ -503,21 +503,21 @@ class RunnerLeaseLedger:
       lease = self._leases.get(_secret_of(token))
       return lease is not None and lease.held
 
-  def _claim(self, generation: _Generation) -> bool:
+  def _claim(self, generation: _LeaseGeneration) -> bool:
     """Makes the caller the generation's sole closer. Caller holds the lock."""
     if generation.state not in (
-        GenerationState.OPEN,
-        GenerationState.CLOSE_PENDING,
+        LeaseGenerationState.OPEN,
+        LeaseGenerationState.CLOSE_PENDING,
     ):
       return False
-    generation.state = GenerationState.CLOSING
+    generation.state = LeaseGenerationState.CLOSING
     generation.attempt_done = concurrent.futures.Future()
     return True
 
-  async def _close_for_shutdown(self, generation: _Generation) -> None:
+  async def _close_for_shutdown(self, generation: _LeaseGeneration) -> None:
     while True:
       with self._lock:
-        if generation.state is GenerationState.CLOSED:
+        if generation.state is LeaseGenerationState.CLOSED:
           return
         claimed = self._claim(generation)
         running = generation.attempt_done
@@ -527,7 +527,7 @@ class RunnerLeaseLedger:
       assert running is not None
       await _wait_threadsafe(running)
 
-  async def _run_close(self, generation: _Generation) -> bool:
+  async def _run_close(self, generation: _LeaseGeneration) -> bool:
     """Runs the close callback with retries; the caller has claimed it.
 
     Returns:
@@ -565,7 +565,9 @@ class RunnerLeaseLedger:
     finally:
       with self._lock:
         generation.state = (
-            GenerationState.CLOSED if closed else GenerationState.CLOSE_PENDING
+            LeaseGenerationState.CLOSED
+            if closed
+            else LeaseGenerationState.CLOSE_PENDING
         )
         done = generation.attempt_done
         generation.attempt_done = None

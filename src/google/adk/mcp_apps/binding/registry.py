@@ -118,8 +118,8 @@ from .errors import UnboundToolsetError
 from .errors import WideningOverrideError
 from .leases import DEFAULT_RETRY_POLICY
 from .leases import GenerationClosedError
-from .leases import GenerationState
 from .leases import LeaseError
+from .leases import LeaseGenerationState
 from .leases import LeaseRetryPolicy
 from .leases import LeaseToken
 from .leases import RunnerLeaseLedger
@@ -720,7 +720,7 @@ class McpAppBindingRegistry:
         if (
             key is None
             or key.binding_generation != proxy.binding_generation
-            or self._leases.state(key) is not GenerationState.OPEN
+            or self._leases.state(key) is not LeaseGenerationState.OPEN
         ):
           epoch = (
               key.epoch + 1
