@@ -57,10 +57,10 @@ from typing import Optional
 import uuid
 
 from google.adk.agents.llm_agent import LlmAgent
+from google.adk.mcp_apps.affinity.errors import AdmissionRefusal
 from google.adk.mcp_apps.affinity.errors import GenerationAdmissionError
 from google.adk.mcp_apps.affinity.errors import GenerationInvalidatedError
 from google.adk.mcp_apps.affinity.errors import InvalidationReason
-from google.adk.mcp_apps.affinity.errors import SharingNotDeclaredError
 from google.adk.mcp_apps.affinity.errors import StaleToolHandleError
 from google.adk.mcp_apps.affinity.generations import ConnectionEra
 from google.adk.mcp_apps.affinity.generations import ConnectionGeneration
@@ -607,7 +607,7 @@ async def test_p2_sec_03_every_generation_refuses_another_security_domain(
       )
       with pytest.raises(GenerationAdmissionError) as info:
         generation.check_admission(domain, own.session_scope, CONTRACT)
-      assert not isinstance(info.value, SharingNotDeclaredError)
+      assert info.value.reason is not AdmissionRefusal.SHARING_NOT_DECLARED
       assert "another security domain" in str(info.value)
 
 
@@ -630,7 +630,7 @@ async def test_p2_sec_04_two_sessions_of_one_principal_are_isolated(
     assert one.security_domain == two.security_domain  # One principal.
     assert one.session_scope != two.session_scope
     await host.assert_isolated([first, second])
-    with pytest.raises(SharingNotDeclaredError):
+    with pytest.raises(GenerationAdmissionError, match='sharing_not_declared'):
       first.generation.check_admission(
           two.security_domain, two.session_scope, CONTRACT
       )
@@ -710,7 +710,7 @@ async def test_p2_sec_06_session_recreation_gets_a_new_generation(
     stale = await host.followup(new, old.nonce)
     assert stale["verdict"] != "ok", stale  # Nothing carried over.
     assert (await host.followup(new, new.nonce))["verdict"] == "ok"
-    with pytest.raises(SharingNotDeclaredError):
+    with pytest.raises(GenerationAdmissionError, match='sharing_not_declared'):
       old.generation.check_admission(
           new_key.security_domain, new_key.session_scope, None
       )
@@ -798,7 +798,7 @@ async def test_p2_sec_09_explicit_share_opt_in(mcp_apps: Any) -> None:
   """P2-SEC-09: under the profile's cross-Session opt-in two Sessions of one
   principal share one generation (one process), which carries the declared
   handle contract and checks it at admission; a generation opened without
-  the opt-in refuses another Session (SharingNotDeclaredError)."""
+  the opt-in refuses another Session (SHARING_NOT_DECLARED)."""
   before = mcp_apps.child_pids()
   profile = _sharing_profile()
   key = profile.key_provider.active_key()
@@ -826,7 +826,7 @@ async def test_p2_sec_09_explicit_share_opt_in(mcp_apps: Any) -> None:
     )
     shared.check_admission(domain, other_scope, CONTRACT)
     for contract in (None, "another-contract/v1"):
-      with pytest.raises(SharingNotDeclaredError):
+      with pytest.raises(GenerationAdmissionError, match='sharing_not_declared'):
         shared.check_admission(domain, other_scope, contract)
     with pytest.raises(GenerationAdmissionError) as info:
       shared.check_admission(
@@ -839,7 +839,7 @@ async def test_p2_sec_09_explicit_share_opt_in(mcp_apps: Any) -> None:
           other_scope,
           CONTRACT,
       )
-    assert not isinstance(info.value, SharingNotDeclaredError)
+    assert info.value.reason is not AdmissionRefusal.SHARING_NOT_DECLARED
 
   # Without the opt-in: one generation per Session, each refusing sharing.
   async with _host(_registry(_stdio_spec(mcp_apps))) as host:
@@ -849,7 +849,7 @@ async def test_p2_sec_09_explicit_share_opt_in(mcp_apps: Any) -> None:
     _assert_distinct_generations([first, second])
     assert first.generation.handle_contract is None
     other = second.generation.key
-    with pytest.raises(SharingNotDeclaredError):
+    with pytest.raises(GenerationAdmissionError, match='sharing_not_declared'):
       first.generation.check_admission(
           other.security_domain, other.session_scope, CONTRACT
       )
@@ -897,9 +897,9 @@ async def test_p2_sec_10_no_stateful_generation_is_shared_without_opt_in(
       other_domain = (
           key.security_domain != holder.generation.key.security_domain
       )
-      assert isinstance(info.value, SharingNotDeclaredError) is not (
-          other_domain
-      ), (holder.session, caller.session)
+      assert (
+          info.value.reason is AdmissionRefusal.SHARING_NOT_DECLARED
+      ) is not other_domain, (holder.session, caller.session)
   assert mcp_apps.child_pids() == before
 
 

@@ -14,31 +14,17 @@
 
 """Routing a bound toolset's UI-associated tools onto app-safe generations.
 
-Under a bound host profile a toolset has two connection classes. Non-UI
-model calls keep upstream's fully-callbacked connection, unchanged. Every
-UI-associated call, the model's included, runs on an app-safe generation
-(`generations`), so a server never sees input capabilities the app path
-cannot fulfil, and the View the call renders is bound to the exact
-connection that produced it.
+Non-UI model calls keep upstream's fully-callbacked connection. Every
+UI-associated call runs on an app-safe generation: `AppSafeToolRouting`
+derives the caller's generation key and builds `AppSafeMcpTool`s, which
+re-list, verify and call once; `call_app_tool` runs a View's own call on
+the View's generation. A model-originated UI call cannot use sampling,
+elicitation or roots. Design: docs/design/affinity.md.
 
-The pieces here:
+Example:
 
-* `AppSafeToolRouting`: one per runtime toolset. Derives the generation key
-  from the caller's context (security domain, Session incarnation,
-  credential context), runs two-class discovery, and turns UI-associated
-  catalog entries into `AppSafeMcpTool`s. Its generations' connections come
-  from a `connect` factory the binding registry hands it
-  (`binding.app_safe_connection`): this package never imports `binding`.
-* `AppSafeMcpTool`: an `McpTool` whose call re-lists on its target
-  generation, refuses a stale or changed declaration, and calls once, with
-  no retry (a lost response may hide a committed effect, and a retry would
-  cross generations). The generation that returned the accepted result is
-  reserved for the View the result renders.
-* `call_app_tool`: a View's app-only call, admitted and run on the View's
-  own generation.
-
-Declared consequence (RFC §6): a model-originated call of a UI-associated
-tool cannot use sampling, elicitation or roots; such a round fails closed.
+  toolset = McpToolset(connection_params=params, _apps_routing=routing)
+  tools = await toolset.get_tools(readonly_context)
 """
 
 from __future__ import annotations
@@ -642,7 +628,7 @@ class AppSafeMcpTool(AdmittedMcpTool):
     tool_context.render_ui_widget(descriptor.to_widget())
 
   async def _create_session(self, *, headers: dict[str, str] | None) -> Any:
-    # Not `retry_on_errors`: one attempt, on one generation (P2-RTRY-01).
+    # Not `retry_on_errors`: one attempt, on one generation.
     call = _current_call.get()
     if call is None:
       raise RuntimeError('AppSafeMcpTool sessions exist only inside a call')
