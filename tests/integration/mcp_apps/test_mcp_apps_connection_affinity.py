@@ -924,7 +924,9 @@ async def test_p2_aff_08_dead_legacy_connection_fails_its_view_typed(
           await view.followup()
         assert info.value.generation_id == view.generation_id
         assert info.value.reason is reason
-        assert view.hold.generation.state is ConnectionGenerationState.INVALIDATED
+        assert (
+            view.hold.generation.state is ConnectionGenerationState.INVALIDATED
+        )
 
 
 async def _assert_view_dead(

@@ -630,7 +630,7 @@ async def test_p2_sec_04_two_sessions_of_one_principal_are_isolated(
     assert one.security_domain == two.security_domain  # One principal.
     assert one.session_scope != two.session_scope
     await host.assert_isolated([first, second])
-    with pytest.raises(GenerationAdmissionError, match='sharing_not_declared'):
+    with pytest.raises(GenerationAdmissionError, match="sharing_not_declared"):
       first.generation.check_admission(
           two.security_domain, two.session_scope, CONTRACT
       )
@@ -710,7 +710,7 @@ async def test_p2_sec_06_session_recreation_gets_a_new_generation(
     stale = await host.followup(new, old.nonce)
     assert stale["verdict"] != "ok", stale  # Nothing carried over.
     assert (await host.followup(new, new.nonce))["verdict"] == "ok"
-    with pytest.raises(GenerationAdmissionError, match='sharing_not_declared'):
+    with pytest.raises(GenerationAdmissionError, match="sharing_not_declared"):
       old.generation.check_admission(
           new_key.security_domain, new_key.session_scope, None
       )
@@ -826,7 +826,9 @@ async def test_p2_sec_09_explicit_share_opt_in(mcp_apps: Any) -> None:
     )
     shared.check_admission(domain, other_scope, CONTRACT)
     for contract in (None, "another-contract/v1"):
-      with pytest.raises(GenerationAdmissionError, match='sharing_not_declared'):
+      with pytest.raises(
+          GenerationAdmissionError, match="sharing_not_declared"
+      ):
         shared.check_admission(domain, other_scope, contract)
     with pytest.raises(GenerationAdmissionError) as info:
       shared.check_admission(
@@ -849,7 +851,7 @@ async def test_p2_sec_09_explicit_share_opt_in(mcp_apps: Any) -> None:
     _assert_distinct_generations([first, second])
     assert first.generation.handle_contract is None
     other = second.generation.key
-    with pytest.raises(GenerationAdmissionError, match='sharing_not_declared'):
+    with pytest.raises(GenerationAdmissionError, match="sharing_not_declared"):
       first.generation.check_admission(
           other.security_domain, other.session_scope, CONTRACT
       )
