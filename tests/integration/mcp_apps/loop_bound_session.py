@@ -45,7 +45,8 @@ from google.adk.dependencies._mcp import ClientSession
 from google.adk.dependencies._mcp import types
 from google.adk.mcp_apps.binding.registry_loop import DEFAULT_CANCEL_DRAIN_TIMEOUT
 from google.adk.mcp_apps.binding.registry_loop import RegistryEventLoop
-from google.adk.mcp_apps.binding.registry_loop import RegistryLoopClosedError
+from google.adk.mcp_apps.binding.registry_loop import RegistryLoopErrorReason
+from google.adk.mcp_apps.binding.registry_loop import suppress_loop_errors
 
 logger = logging.getLogger(__name__)
 
@@ -228,7 +229,7 @@ class LoopBoundSession:
     Idempotent; a no-op when the registry loop has already closed (its
     shutdown closed the session).
     """
-    with contextlib.suppress(RegistryLoopClosedError):
+    with suppress_loop_errors(RegistryLoopErrorReason.CLOSED):
       await self._registry_loop.run(self._close_on_loop)
 
   async def _close_on_loop(self) -> None:

@@ -56,7 +56,7 @@ from google.adk.mcp_apps.affinity.errors import GenerationInvalidatedError
 from google.adk.mcp_apps.affinity.errors import InvalidationReason
 from google.adk.mcp_apps.affinity.errors import StaleToolHandleError
 from google.adk.mcp_apps.affinity.generations import ConnectionEra
-from google.adk.mcp_apps.affinity.generations import GenerationState
+from google.adk.mcp_apps.affinity.generations import ConnectionGenerationState
 from google.adk.mcp_apps.affinity.routing import AppSafeMcpTool
 from google.adk.mcp_apps.affinity.routing import AppSafeToolRouting
 from google.adk.mcp_apps.affinity.tool_handles import BoundToolHandle
@@ -497,7 +497,7 @@ async def test_ui_tools_list_app_safe_others_callbacked(
     assert len(generations) == 1
     (generation_id,) = generations
     generation = registry.connections.get(generation_id)  # Live.
-    assert generation.state is GenerationState.LIVE
+    assert generation.state is ConnectionGenerationState.LIVE
     assert generation.key.toolset_id == TOOLSET
     assert generation.key.binding_generation == registry.binding_generation
     assert generation.era is (
@@ -787,7 +787,7 @@ async def test_credential_change_fails_closed_then_relists(
     assert "credentials changed" in error.detail
     old = stale.handle.catalog_generation
     retired = {g.generation_id: g for g in registry.connections.generations()}
-    assert retired[old].state is GenerationState.INVALIDATED
+    assert retired[old].state is ConnectionGenerationState.INVALIDATED
     assert retired[old].invalidation_reason is (
         InvalidationReason.CREDENTIAL_ROTATED
     )
@@ -1023,7 +1023,7 @@ async def test_transport_loss_mid_call_invalidates_generation(
     crashed = await talk.turn(names.CRASH_VIEW)
     generation = registry.connections.generations()[0]
     assert generation.generation_id == crashed.handle.catalog_generation
-    assert generation.state is GenerationState.INVALIDATED
+    assert generation.state is ConnectionGenerationState.INVALIDATED
     assert generation.invalidation_reason is (
         InvalidationReason.TRANSPORT_FAILURE
     )

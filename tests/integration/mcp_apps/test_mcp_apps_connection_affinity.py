@@ -68,8 +68,8 @@ from google.adk.agents.llm_agent import LlmAgent
 from google.adk.mcp_apps.affinity.errors import GenerationInvalidatedError
 from google.adk.mcp_apps.affinity.errors import InvalidationReason
 from google.adk.mcp_apps.affinity.generations import ConnectionEra
+from google.adk.mcp_apps.affinity.generations import ConnectionGenerationState
 from google.adk.mcp_apps.affinity.generations import GenerationHold
-from google.adk.mcp_apps.affinity.generations import GenerationState
 from google.adk.mcp_apps.affinity.generations import HoldKind
 from google.adk.mcp_apps.affinity.routing import call_app_tool
 from google.adk.mcp_apps.binding import loop_routing
@@ -930,7 +930,9 @@ async def test_dead_legacy_connection_fails_its_view_typed(
           await view.followup()
         assert info.value.generation_id == view.generation_id
         assert info.value.reason is reason
-        assert view.hold.generation.state is GenerationState.INVALIDATED
+        assert (
+            view.hold.generation.state is ConnectionGenerationState.INVALIDATED
+        )
 
 
 async def _assert_view_dead(
@@ -1015,7 +1017,7 @@ async def test_evicted_view_fails_typed(
       g1 = old.hold.generation
       old_who = await _whoami(old.hold)
       assert await registry.connections.evict(g1.generation_id)
-      assert g1.state is GenerationState.INVALIDATED
+      assert g1.state is ConnectionGenerationState.INVALIDATED
       with pytest.raises(GenerationInvalidatedError) as info:
         await old.followup()
       assert info.value.generation_id == g1.generation_id
@@ -1482,7 +1484,7 @@ async def test_lost_response_surfaces_and_is_not_retried(
       assert "error" in failed.response(0), failed.response(0)
       assert "stale" in failed.response(1).get("error", ""), failed.response(1)
       assert control.calls(names.OPEN_VIEW) == {lost["pid"]: 1}
-      assert g1.state is GenerationState.INVALIDATED
+      assert g1.state is ConnectionGenerationState.INVALIDATED
       assert g1.invalidation_reason is InvalidationReason.TRANSPORT_FAILURE
 
       retried = await _render(registry, conversation)

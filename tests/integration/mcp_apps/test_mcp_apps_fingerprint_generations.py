@@ -64,8 +64,8 @@ from google.adk.mcp_apps.affinity.generations import GenerationKey
 from google.adk.mcp_apps.binding import leases as leases_module
 from google.adk.mcp_apps.binding import loop_routing
 from google.adk.mcp_apps.binding.errors import StaleGenerationError
-from google.adk.mcp_apps.binding.leases import GenerationState
 from google.adk.mcp_apps.binding.leases import LeaseError
+from google.adk.mcp_apps.binding.leases import LeaseGenerationState
 from google.adk.mcp_apps.binding.leases import release_runner_leases
 from google.adk.mcp_apps.binding.proxy import HostBoundMcpToolset
 from google.adk.mcp_apps.binding.proxy import ProxyState
@@ -771,7 +771,7 @@ async def test_stale_lease_rejected_at_every_barrier(
     serving = await _whoami(new)
     await reg.leases.release(stale)
     assert not reg.leases.is_held(stale)
-    assert reg.leases.state(fresh.generation_key) is GenerationState.OPEN
+    assert reg.leases.state(fresh.generation_key) is LeaseGenerationState.OPEN
     assert reg.leases.outstanding(fresh.generation_key) == 1
     after = await _whoami(new)
     assert after["connectionId"] == serving["connectionId"]  # Not closed.

@@ -51,8 +51,8 @@ from google.adk.mcp_apps.affinity.errors import GenerationInvalidatedError
 from google.adk.mcp_apps.affinity.errors import HoldReleasedError
 from google.adk.mcp_apps.affinity.errors import InvalidationReason
 from google.adk.mcp_apps.affinity.generations import ConnectionGeneration
+from google.adk.mcp_apps.affinity.generations import ConnectionGenerationState
 from google.adk.mcp_apps.affinity.generations import GenerationHold
-from google.adk.mcp_apps.affinity.generations import GenerationState
 from google.adk.mcp_apps.affinity.generations import HoldKind
 from google.adk.mcp_apps.affinity.routing import call_app_tool
 from google.adk.mcp_apps.affinity.security_domain import acting_principal
@@ -346,7 +346,7 @@ async def test_referenced_generations_are_never_evicted(
     clock.now += 6_000
     report = await pool.sweep()
     assert generation.generation_id not in report.evicted
-    assert generation.state is GenerationState.LIVE
+    assert generation.state is ConnectionGenerationState.LIVE
 
     # The View takes the reservation and holds it as a View.
     taken = registry.render_reservations.take(
@@ -366,7 +366,7 @@ async def test_referenced_generations_are_never_evicted(
       assert generation.holders == 1  # The operation's own hold.
       clock.now += 6_000
       assert not (await pool.sweep()).evicted
-      assert generation.state is GenerationState.LIVE
+      assert generation.state is ConnectionGenerationState.LIVE
     assert (await parked.result()).structured_content["verdict"] == "ok"
     assert generation.holders == 0
 
@@ -404,7 +404,7 @@ async def test_lease_epoch_close_keeps_held_generations(
     await host.runner.close()  # The Runner's last lease release.
     assert loose.generation.invalidation_reason is R.EVICTED
     assert _gone(mcp_apps, loose_pid)
-    assert view.generation.state is GenerationState.LIVE
+    assert view.generation.state is ConnectionGenerationState.LIVE
     assert held_pid in mcp_apps.child_pids()
     assert (await host.followup(view.hold, view.nonce))["verdict"] == "ok"
 
@@ -441,7 +441,7 @@ async def test_one_views_teardown_leaves_its_sibling_working(
     assert not (await registry.connections.sweep()).evicted
 
     # The sibling keeps working, on the very connection that opened it.
-    assert generation.state is GenerationState.LIVE
+    assert generation.state is ConnectionGenerationState.LIVE
     answer = await host.followup(second.hold, second.nonce)
     assert answer["verdict"] == "ok"
     assert (
@@ -489,7 +489,7 @@ async def test_a_released_hold_refuses_every_operation(
     with pytest.raises(HoldReleasedError):
       await RELEASED_HOLD_OPERATIONS[operation](host, first.hold)
 
-    assert generation.state is GenerationState.LIVE
+    assert generation.state is ConnectionGenerationState.LIVE
     assert generation.holders == 1
     assert (await host.followup(second.hold, second.nonce))["verdict"] == "ok"
 
@@ -520,11 +520,11 @@ async def test_last_release_makes_the_generation_evictable(
     assert generation.holders == 0
     clock.now += 59
     assert not (await registry.connections.sweep()).evicted
-    assert generation.state is GenerationState.LIVE
+    assert generation.state is ConnectionGenerationState.LIVE
     clock.now += 1
     report = await registry.connections.sweep()
     assert report.evicted == (generation.generation_id,)
-    assert generation.state is GenerationState.INVALIDATED
+    assert generation.state is ConnectionGenerationState.INVALIDATED
     assert generation.invalidation_reason is R.EVICTED
     assert _gone(mcp_apps, pid)
     with pytest.raises(GenerationInvalidatedError) as info:

@@ -38,11 +38,8 @@ from typing import Any
 
 from google.adk.dependencies._mcp import ClientSession
 from google.adk.dependencies._mcp import stdio_client
-from google.adk.mcp_apps.binding.registry_loop import CallbackOwnerError
 from google.adk.mcp_apps.binding.registry_loop import RegistryEventLoop
-from google.adk.mcp_apps.binding.registry_loop import RegistryLoopClosedError
-from google.adk.mcp_apps.binding.registry_loop import RegistryLoopNotStartedError
-from google.adk.mcp_apps.binding.registry_loop import RegistryThreadReentryError
+from google.adk.mcp_apps.binding.registry_loop import RegistryLoopError
 from google.adk.mcp_apps.errors import McpAppsError
 from loop_bound_session import LoopBoundSession
 from loop_bound_session import LoopBoundSessionClosedError
@@ -369,9 +366,9 @@ async def test_callbacks_cannot_be_bound_to_the_registry_loop_or_no_loop(
   async def bind_on_registry() -> None:
     registry.marshal_callback(lambda: None)
 
-  with pytest.raises(CallbackOwnerError):
+  with pytest.raises(RegistryLoopError, match="^callback_owner:"):
     await registry.run(bind_on_registry)
-  with pytest.raises(CallbackOwnerError):
+  with pytest.raises(RegistryLoopError, match="^callback_owner:"):
     await asyncio.to_thread(registry.marshal_callback, lambda: None)
 
 
@@ -472,7 +469,7 @@ async def test_close_cancels_in_flight_work_joins_thread_and_reaps_server(
   await registry.aclose(timeout=close_timeout)
   assert time.monotonic() - begun < close_timeout
 
-  with pytest.raises(RegistryLoopClosedError):
+  with pytest.raises(RegistryLoopError, match="^closed:"):
     await slow
   assert not thread.is_alive()
   assert mcp_apps.child_pids() == before
@@ -480,15 +477,15 @@ async def test_close_cancels_in_flight_work_joins_thread_and_reaps_server(
   events = json.loads(ledger.read_text())["events"]
   assert events == ["slow:started:shutdown", "slow:cancelled:shutdown"]
 
-  with pytest.raises(RegistryLoopClosedError):
+  with pytest.raises(RegistryLoopError, match="^closed:"):
     await registry.run(_async_value, 1)
-  with pytest.raises(RegistryLoopClosedError):
+  with pytest.raises(RegistryLoopError, match="^closed:"):
     registry.run_sync(_async_value, 1)
-  with pytest.raises(RegistryLoopClosedError):
+  with pytest.raises(RegistryLoopError, match="^closed:"):
     await session.call_tool(names.OPEN_VIEW, {})
-  with pytest.raises(RegistryLoopClosedError):
+  with pytest.raises(RegistryLoopError, match="^closed:"):
     registry.start()
-  assert issubclass(RegistryLoopClosedError, McpAppsError)
+  assert issubclass(RegistryLoopError, McpAppsError)
   registry.close()  # Idempotent.
   await session.aclose()  # Already closed by the shutdown: a no-op.
   assert not session.is_open
@@ -516,17 +513,17 @@ async def test_run_and_run_sync_contract(registry: RegistryEventLoop) -> None:
   async def block_on_registry() -> None:
     registry.run_sync(where, 1)
 
-  with pytest.raises(RegistryThreadReentryError):
+  with pytest.raises(RegistryLoopError, match="^thread_reentry:"):
     await registry.run(block_on_registry)
 
   async def close_on_registry() -> None:
     registry.close()
 
-  with pytest.raises(RegistryThreadReentryError):
+  with pytest.raises(RegistryLoopError, match="^thread_reentry:"):
     await registry.run(close_on_registry)
 
   unstarted = RegistryEventLoop()
-  with pytest.raises(RegistryLoopNotStartedError):
+  with pytest.raises(RegistryLoopError, match="^not_started:"):
     await unstarted.run(where, 1)
   unstarted.close()
   assert unstarted.thread is None

@@ -43,7 +43,7 @@ import json
 from typing import Any
 
 from google.adk.agents.llm_agent import LlmAgent
-from google.adk.mcp_apps.binding.leases import GenerationState
+from google.adk.mcp_apps.binding.leases import LeaseGenerationState
 from google.adk.mcp_apps.binding.leases import LeaseRetryPolicy
 from google.adk.mcp_apps.binding.leases import LeaseToken
 from google.adk.mcp_apps.binding.leases import runner_leases
@@ -373,12 +373,12 @@ async def test_generation_closes_once_after_second_release(
 
   await shared.runner(first).close()
   assert shared.closer.attempts == 0
-  assert shared.ledger.state(shared.gen) is GenerationState.OPEN
+  assert shared.ledger.state(shared.gen) is LeaseGenerationState.OPEN
   assert shared.server_alive(server["pid"])
 
   await shared.runner(second).close()
   assert (shared.closer.attempts, shared.closer.successes) == (1, 1)
-  assert shared.ledger.state(shared.gen) is GenerationState.CLOSED
+  assert shared.ledger.state(shared.gen) is LeaseGenerationState.CLOSED
   assert not shared.server_alive(server["pid"])
 
 
@@ -494,7 +494,7 @@ async def test_cancelled_release_is_retried_token_idempotently(
   with pytest.raises(asyncio.CancelledError):
     await closing
   shared.closer.gate.set()
-  assert shared.ledger.state(shared.gen) is GenerationState.CLOSE_PENDING
+  assert shared.ledger.state(shared.gen) is LeaseGenerationState.CLOSE_PENDING
   assert shared.pending == [shared.gen]
   assert shared.ledger.outstanding(shared.gen) == 0
   assert shared.closer.successes == 0 and shared.server_alive(server["pid"])

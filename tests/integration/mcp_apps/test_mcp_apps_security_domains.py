@@ -57,15 +57,15 @@ from typing import Optional
 import uuid
 
 from google.adk.agents.llm_agent import LlmAgent
+from google.adk.mcp_apps.affinity.errors import AdmissionRefusal
 from google.adk.mcp_apps.affinity.errors import GenerationAdmissionError
 from google.adk.mcp_apps.affinity.errors import GenerationInvalidatedError
 from google.adk.mcp_apps.affinity.errors import InvalidationReason
-from google.adk.mcp_apps.affinity.errors import SharingNotDeclaredError
 from google.adk.mcp_apps.affinity.errors import StaleToolHandleError
 from google.adk.mcp_apps.affinity.generations import ConnectionEra
 from google.adk.mcp_apps.affinity.generations import ConnectionGeneration
+from google.adk.mcp_apps.affinity.generations import ConnectionGenerationState
 from google.adk.mcp_apps.affinity.generations import GenerationHold
-from google.adk.mcp_apps.affinity.generations import GenerationState
 from google.adk.mcp_apps.affinity.routing import call_app_tool
 from google.adk.mcp_apps.affinity.security_domain import acting_principal
 from google.adk.mcp_apps.binding.registry import McpAppBindingRegistry
@@ -611,7 +611,7 @@ async def test_every_generation_refuses_another_security_domain(
       )
       with pytest.raises(GenerationAdmissionError) as info:
         generation.check_admission(domain, own.session_scope, CONTRACT)
-      assert not isinstance(info.value, SharingNotDeclaredError)
+      assert info.value.reason is not AdmissionRefusal.SHARING_NOT_DECLARED
       assert "another security domain" in str(info.value)
 
 
@@ -635,7 +635,7 @@ async def test_two_sessions_of_one_principal_are_isolated(
     assert one.security_domain == two.security_domain  # One principal.
     assert one.session_scope != two.session_scope
     await host.assert_isolated([first, second])
-    with pytest.raises(SharingNotDeclaredError):
+    with pytest.raises(GenerationAdmissionError, match="sharing_not_declared"):
       first.generation.check_admission(
           two.security_domain, two.session_scope, CONTRACT
       )
@@ -717,7 +717,7 @@ async def test_session_recreation_gets_a_new_generation(
     stale = await host.followup(new, old.nonce)
     assert stale["verdict"] != "ok", stale  # Nothing carried over.
     assert (await host.followup(new, new.nonce))["verdict"] == "ok"
-    with pytest.raises(SharingNotDeclaredError):
+    with pytest.raises(GenerationAdmissionError, match="sharing_not_declared"):
       old.generation.check_admission(
           new_key.security_domain, new_key.session_scope, None
       )
@@ -753,7 +753,7 @@ async def test_rotated_credentials_never_share_the_old_generation(
       await host.followup(first, first.nonce)
     stale = await host.followup(rotated, first.nonce)
     assert stale["verdict"] == "connection-closed"
-    assert bob.generation.state is GenerationState.LIVE
+    assert bob.generation.state is ConnectionGenerationState.LIVE
     assert (await host.followup(bob, bob.nonce))["verdict"] == "ok"
 
     # Back to the first credentials: a new generation, not the old one.
@@ -764,7 +764,7 @@ async def test_rotated_credentials_never_share_the_old_generation(
         first.hold.generation_id,
         rotated.hold.generation_id,
     }
-    assert first.generation.state is GenerationState.INVALIDATED
+    assert first.generation.state is ConnectionGenerationState.INVALIDATED
     assert (await host.followup(back, first.nonce))["verdict"] != "ok"
     assert (await host.followup(back, back.nonce))["verdict"] == "ok"
 
@@ -792,7 +792,7 @@ async def test_principal_remapping_gets_a_new_domain(
         dataclasses.replace(old_key, security_domain=new_key.security_domain)
         == new_key
     )  # Only the domain changed.
-    assert before.generation.state is GenerationState.LIVE
+    assert before.generation.state is ConnectionGenerationState.LIVE
     with pytest.raises(GenerationAdmissionError):
       before.generation.check_admission(
           new_key.security_domain, new_key.session_scope, None
@@ -808,7 +808,7 @@ async def test_explicit_share_opt_in(mcp_apps: Any) -> None:
   """P2-SEC-09: under the profile's cross-Session opt-in two Sessions of one
   principal share one generation (one process), which carries the declared
   handle contract and checks it at admission; a generation opened without
-  the opt-in refuses another Session (SharingNotDeclaredError)."""
+  the opt-in refuses another Session (SHARING_NOT_DECLARED)."""
   before = mcp_apps.child_pids()
   profile = _sharing_profile()
   key = profile.key_provider.active_key()
@@ -836,7 +836,9 @@ async def test_explicit_share_opt_in(mcp_apps: Any) -> None:
     )
     shared.check_admission(domain, other_scope, CONTRACT)
     for contract in (None, "another-contract/v1"):
-      with pytest.raises(SharingNotDeclaredError):
+      with pytest.raises(
+          GenerationAdmissionError, match="sharing_not_declared"
+      ):
         shared.check_admission(domain, other_scope, contract)
     with pytest.raises(GenerationAdmissionError) as info:
       shared.check_admission(
@@ -849,7 +851,7 @@ async def test_explicit_share_opt_in(mcp_apps: Any) -> None:
           other_scope,
           CONTRACT,
       )
-    assert not isinstance(info.value, SharingNotDeclaredError)
+    assert info.value.reason is not AdmissionRefusal.SHARING_NOT_DECLARED
 
   # Without the opt-in: one generation per Session, each refusing sharing.
   async with _host(_registry(_stdio_spec(mcp_apps))) as host:
@@ -859,7 +861,7 @@ async def test_explicit_share_opt_in(mcp_apps: Any) -> None:
     _assert_distinct_generations([first, second])
     assert first.generation.handle_contract is None
     other = second.generation.key
-    with pytest.raises(SharingNotDeclaredError):
+    with pytest.raises(GenerationAdmissionError, match="sharing_not_declared"):
       first.generation.check_admission(
           other.security_domain, other.session_scope, CONTRACT
       )
@@ -908,9 +910,9 @@ async def test_no_stateful_generation_is_shared_without_opt_in(
       other_domain = (
           key.security_domain != holder.generation.key.security_domain
       )
-      assert isinstance(info.value, SharingNotDeclaredError) is not (
-          other_domain
-      ), (holder.session, caller.session)
+      assert (
+          info.value.reason is AdmissionRefusal.SHARING_NOT_DECLARED
+      ) is not other_domain, (holder.session, caller.session)
   assert mcp_apps.child_pids() == before
 
 

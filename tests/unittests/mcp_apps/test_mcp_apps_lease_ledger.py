@@ -37,21 +37,16 @@ import weakref
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.mcp_apps.binding import leases
 from google.adk.mcp_apps.binding.leases import bind_runner
-from google.adk.mcp_apps.binding.leases import DuplicateGenerationError
-from google.adk.mcp_apps.binding.leases import ForeignLeaseTokenError
-from google.adk.mcp_apps.binding.leases import GenerationClosedError
 from google.adk.mcp_apps.binding.leases import GenerationCloseIncompleteError
-from google.adk.mcp_apps.binding.leases import GenerationState
 from google.adk.mcp_apps.binding.leases import LeaseError
+from google.adk.mcp_apps.binding.leases import LeaseGenerationState
 from google.adk.mcp_apps.binding.leases import LeaseRetryPolicy
 from google.adk.mcp_apps.binding.leases import LeaseToken
-from google.adk.mcp_apps.binding.leases import LedgerShutDownError
 from google.adk.mcp_apps.binding.leases import LedgerShutdownIncompleteError
 from google.adk.mcp_apps.binding.leases import release_runner_leases
 from google.adk.mcp_apps.binding.leases import ReleaseResult
 from google.adk.mcp_apps.binding.leases import runner_leases
 from google.adk.mcp_apps.binding.leases import RunnerLeaseLedger
-from google.adk.mcp_apps.binding.leases import UnknownGenerationError
 from google.adk.mcp_apps.errors import McpAppsError
 from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
@@ -201,11 +196,6 @@ def test_errors_are_mcp_apps_errors() -> None:
   """Every ledger error is a typed `McpAppsError`."""
   for error in (
       LeaseError,
-      UnknownGenerationError,
-      DuplicateGenerationError,
-      GenerationClosedError,
-      LedgerShutDownError,
-      ForeignLeaseTokenError,
       GenerationCloseIncompleteError,
       LedgerShutdownIncompleteError,
   ):
@@ -231,7 +221,7 @@ def test_tokens_are_opaque_unguessable_and_generation_bound() -> None:
   foreign_ledger, _ = _ledger()
   foreign = foreign_ledger.acquire(GEN)
   for bogus in (LeaseToken('guess', GEN), foreign):
-    with pytest.raises(ForeignLeaseTokenError):
+    with pytest.raises(LeaseError, match='^foreign_token:'):
       asyncio.run(ledger.release(bogus))
     assert not ledger.is_held(bogus)
   assert ledger.outstanding(GEN) == 2
@@ -240,11 +230,11 @@ def test_tokens_are_opaque_unguessable_and_generation_bound() -> None:
 def test_open_and_acquire_refusals() -> None:
   """Unknown, duplicate and closed generations are refused, typed."""
   ledger, _ = _ledger()
-  with pytest.raises(UnknownGenerationError):
+  with pytest.raises(LeaseError, match='^unknown_generation:'):
     ledger.acquire('never-opened')
-  with pytest.raises(DuplicateGenerationError):
+  with pytest.raises(LeaseError, match='^duplicate_generation:'):
     ledger.open_generation(GEN, Closer())
-  with pytest.raises(UnknownGenerationError):
+  with pytest.raises(LeaseError, match='^unknown_generation:'):
     ledger.state('never-opened')
   with pytest.raises(ValueError):
     LeaseRetryPolicy(max_attempts=0)
@@ -269,12 +259,12 @@ async def test_both_orders_close_once_after_second_release(
 
   assert await ledger.release(tokens[first]) == ReleaseResult(True, False)
   assert closer.attempts == 0
-  assert ledger.state(GEN) is GenerationState.OPEN
+  assert ledger.state(GEN) is LeaseGenerationState.OPEN
   assert ledger.is_held(tokens[second]) and not ledger.is_held(tokens[first])
 
   assert await ledger.release(tokens[second]) == ReleaseResult(True, True)
   assert (closer.attempts, closer.successes) == (1, 1)
-  assert ledger.state(GEN) is GenerationState.CLOSED
+  assert ledger.state(GEN) is LeaseGenerationState.CLOSED
 
 
 @pytest.mark.conformance('P2-RLT-04', 'P2-RLT-05')
@@ -308,7 +298,7 @@ async def test_close_times_out_once_then_succeeds() -> None:
   token = ledger.acquire(GEN)
   assert await ledger.release(token) == ReleaseResult(True, True)
   assert (closer.attempts, closer.successes) == (2, 1)
-  assert ledger.state(GEN) is GenerationState.CLOSED
+  assert ledger.state(GEN) is LeaseGenerationState.CLOSED
   assert await ledger.release(token) == ReleaseResult(False, False)
   assert await ledger.retry_pending() == frozenset()
   await ledger.shutdown()
@@ -348,7 +338,7 @@ async def test_cancelled_release_is_retried_by_repeat_release() -> None:
     await task
   closer.gate.set()
   assert closer.successes == 0
-  assert ledger.state(GEN) is GenerationState.CLOSE_PENDING
+  assert ledger.state(GEN) is LeaseGenerationState.CLOSE_PENDING
   assert pending == [GEN]
   assert not ledger.is_held(b) and ledger.outstanding(GEN) == 0
   # Another token's repeat release does not act on B's behalf.
@@ -377,9 +367,9 @@ async def test_exhausted_attempts_are_retried_by_the_ledger() -> None:
     await ledger.release(token)
   assert raised.value.generation_key == GEN and raised.value.attempts == 2
   assert isinstance(raised.value.__cause__, RuntimeError)
-  assert ledger.state(GEN) is GenerationState.CLOSE_PENDING
+  assert ledger.state(GEN) is LeaseGenerationState.CLOSE_PENDING
   assert pending == [GEN] and closer.successes == 0
-  with pytest.raises(GenerationClosedError):
+  with pytest.raises(LeaseError, match='^generation_closed:'):
     ledger.acquire(GEN)
 
   assert await ledger.retry_pending() == frozenset({GEN})
@@ -407,8 +397,8 @@ async def test_cancelled_retry_strands_no_generation() -> None:
   with pytest.raises(asyncio.CancelledError):
     await retry
   closers['g1'].gate.set()
-  assert ledger.state('g1') is GenerationState.CLOSE_PENDING
-  assert ledger.state('g2') is GenerationState.CLOSE_PENDING
+  assert ledger.state('g1') is LeaseGenerationState.CLOSE_PENDING
+  assert ledger.state('g2') is LeaseGenerationState.CLOSE_PENDING
 
   assert await ledger.retry_pending() == frozenset({'g1', 'g2'})
   assert [c.successes for c in closers.values()] == [1, 1]
@@ -421,7 +411,7 @@ async def test_one_release_leaves_the_generation_working() -> None:
   ledger, closer = _ledger()
   a, b = ledger.acquire(GEN), ledger.acquire(GEN)
   await ledger.release(a)
-  assert ledger.state(GEN) is GenerationState.OPEN
+  assert ledger.state(GEN) is LeaseGenerationState.OPEN
   assert ledger.is_held(b) and closer.attempts == 0
   # The survivor's side can still lease (e.g. a third Runner binding).
   c = ledger.acquire(GEN)
@@ -440,7 +430,7 @@ async def test_final_release_closes_exactly_once() -> None:
   assert [r.closed_generation for r in results] == [False, False, False, True]
   for token in tokens:
     assert await ledger.release(token) == ReleaseResult(False, False)
-  with pytest.raises(GenerationClosedError):
+  with pytest.raises(LeaseError, match='^generation_closed:'):
     ledger.acquire(GEN)
   assert await ledger.retry_pending() == frozenset()
   await ledger.shutdown()
@@ -458,16 +448,16 @@ async def test_shutdown_closes_whatever_tokens_remain() -> None:
 
   await ledger.shutdown()
   assert (first.successes, second.successes) == (1, 1)
-  assert ledger.state(GEN) is GenerationState.CLOSED
-  assert ledger.state('unleased') is GenerationState.CLOSED
+  assert ledger.state(GEN) is LeaseGenerationState.CLOSED
+  assert ledger.state('unleased') is LeaseGenerationState.CLOSED
   for token in held:
     assert await ledger.release(token) == ReleaseResult(True, False)
     assert await ledger.release(token) == ReleaseResult(False, False)
   await ledger.shutdown()
   assert (first.attempts, second.attempts) == (1, 1)
-  with pytest.raises(LedgerShutDownError):
+  with pytest.raises(LeaseError, match='^ledger_shut_down:'):
     ledger.acquire(GEN)
-  with pytest.raises(LedgerShutDownError):
+  with pytest.raises(LeaseError, match='^ledger_shut_down:'):
     ledger.open_generation('late', Closer())
 
 
@@ -563,7 +553,7 @@ def test_shutdown_waits_for_a_close_running_on_another_loop(
   )
   releaser.start()
   assert closer.entered.wait(WAIT)
-  assert ledger.state(GEN) is GenerationState.CLOSING
+  assert ledger.state(GEN) is LeaseGenerationState.CLOSING
 
   waiting = _observe_waits(monkeypatch)
   shutdown_done: dict[str, Any] = {}
@@ -612,7 +602,7 @@ def test_shutdown_takes_over_a_cancelled_close(
     loop1.call_soon_threadsafe(loop1.stop)
     loop1_thread.join(WAIT)
     loop1.close()
-  assert ledger.state(GEN) is GenerationState.CLOSED
+  assert ledger.state(GEN) is LeaseGenerationState.CLOSED
   assert closer.successes == 1 and closer.max_active == 1
   assert closer.attempts == 2
 
@@ -698,7 +688,7 @@ async def test_cancelled_runner_close_retried_by_second_close() -> None:
     await task
   closer.gate.set()
   assert runner_leases(runner) == (token,)
-  assert ledger.state(GEN) is GenerationState.CLOSE_PENDING
+  assert ledger.state(GEN) is LeaseGenerationState.CLOSE_PENDING
   await runner.close()
   assert runner_leases(runner) == ()
   assert (closer.attempts, closer.successes) == (2, 1)
@@ -737,7 +727,7 @@ async def test_unbound_runner_close_still_closes_its_toolsets() -> None:
   runner = _runner(_agent(toolset))
   await runner.close()
   assert toolset.outstanding_at_close == [0]
-  assert closer.attempts == 0 and ledger.state(GEN) is GenerationState.OPEN
+  assert closer.attempts == 0 and ledger.state(GEN) is LeaseGenerationState.OPEN
 
 
 def test_side_table_does_not_keep_a_runner_alive() -> None:

@@ -109,9 +109,11 @@ def test_round_trip_is_lossless() -> None:
 
   params = set(inspect.signature(McpToolset.__init__).parameters)
   assert expected <= params
-  assert params - expected == {"self", "_apps_client_binding"} | (
-      {"list_roots_callback"} if spec_module.ROOTS_SUPPORTED else set()
-  )
+  assert params - expected == {
+      "self",
+      "_apps_client_binding",
+      "_apps_routing",
+  } | ({"list_roots_callback"} if spec_module.ROOTS_SUPPORTED else set())
 
   toolset = spec.build()
   # pylint: disable=protected-access

@@ -12,11 +12,16 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Connection affinity of MCP Apps (PR 2): who runs on which connection.
+"""Connection affinity of MCP Apps: which connection a UI-associated call uses.
 
-The stable MCP Apps contract lets a View call an app-visible tool "from the
-same server connection only". This package makes that hold: UI-associated
-calls run on app-safe connection generations the binding registry owns and
-pins, keyed by an opaque security domain, and the model's declarations are
-pinned to those generations through connection-bound tool handles.
+A View may call an app-visible tool "from the same server connection only".
+UI-associated calls therefore run on app-safe connection generations the
+binding registry owns, keyed by an opaque security domain, and the model's
+declarations are pinned to them through connection-bound tool handles.
+Design: docs/design/affinity.md.
+
+Example:
+
+  pool = AppSafeConnectionPool()
+  hold = await pool.acquire(key, connect, HoldKind.VIEW)
 """

@@ -25,7 +25,6 @@ header or credential value.
 from __future__ import annotations
 
 import enum
-from typing import Optional
 
 from ..errors import McpAppsError
 
@@ -98,30 +97,36 @@ class HoldReleasedError(ConnectionAffinityError):
     )
 
 
+class AdmissionRefusal(enum.Enum):
+  """Why a caller may not use a connection generation."""
+
+  OTHER_DOMAIN = 'other_domain'
+  """The generation belongs to another security domain (principal)."""
+
+  SHARING_NOT_DECLARED = 'sharing_not_declared'
+  """Another Session's generation, used without a matching declared
+  cross-Session handle contract on both sides."""
+
+
 class GenerationAdmissionError(ConnectionAffinityError):
-  """A caller may not use a generation: it belongs to another domain.
+  """A caller may not use a generation.
 
   Attributes:
     generation_id: The generation asked for.
-    detail: Which admission rule refused it (no identities).
+    reason: Which admission rule refused it.
+    detail: More about the refusal (no identities).
   """
 
-  def __init__(self, generation_id: str, detail: str) -> None:
+  def __init__(
+      self, generation_id: str, reason: AdmissionRefusal, detail: str
+  ) -> None:
     self.generation_id = generation_id
+    self.reason = reason
     self.detail = detail
     super().__init__(
-        f'MCP connection generation {generation_id} refused admission: {detail}'
+        f'MCP connection generation {generation_id} refused admission'
+        f' ({reason.value}): {detail}'
     )
-
-
-class SharingNotDeclaredError(GenerationAdmissionError):
-  """Cross-Session use of a generation without a declared handle contract.
-
-  Raised when a Session other than the generation's own asks to use it and
-  either the generation was not created under the profile's explicit
-  cross-Session opt-in, or the contract it carries is not the profile's
-  current one.
-  """
 
 
 class StaleToolHandleError(ConnectionAffinityError):
@@ -143,17 +148,3 @@ class StaleToolHandleError(ConnectionAffinityError):
         f'The model declaration of MCP tool {tool_name!r} is stale ({detail});'
         ' a new model turn lists the tools again'
     )
-
-
-class NoSecurityDomainError(ConnectionAffinityError):
-  """An app-safe operation has no resolvable security domain.
-
-  Attributes:
-    detail: What was missing.
-  """
-
-  def __init__(self, detail: str, cause: Optional[BaseException] = None):
-    self.detail = detail
-    super().__init__(f'No security domain for the MCP Apps call: {detail}')
-    if cause is not None:
-      self.__cause__ = cause

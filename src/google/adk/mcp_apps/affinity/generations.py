@@ -14,37 +14,21 @@
 
 """App-safe connection generations, owned, pinned and retired by the registry.
 
-A View may call its server's app-visible tools "from the same server
-connection only". ADK's model-side pool cannot promise that: it reconnects
-silently, replaces a session touched from another event loop and keys stdio
-by one constant. So every UI-associated operation runs on a *connection
-generation*: one app-safe connection (no sampling, elicitation or roots
-callbacks; the Apps extension advertised) with an identity that results,
-Views and admission check.
+Every UI-associated operation runs on a connection generation: one app-safe
+connection with an identity that results, Views and admission check. The
+pool reference-counts each generation by its holders; invalidation (max
+lifetime, credentials, revocation, transport failure) hits every holder at
+once with a typed reason, and nothing moves to a replacement. Design:
+docs/design/affinity.md.
 
-What a generation is depends on the protocol era (RFC §6, the
-era-and-lifecycle matrix):
+Example:
 
-* legacy stdio, SSE and stateful streamable HTTP: the concrete client,
-  session and process. When it dies the generation is invalidated and never
-  reconnected; the next initial call opens a new generation.
-* modern stateless streamable HTTP (2026-07-28): a host-side logical binding
-  of the endpoint, the app-safe profile and the security domain. The core is
-  sessionless, so any request may reach any backend instance; server state
-  travels in explicit handles ADK echoes opaquely, and a failed request does
-  not end the binding. Reading the same-connection rule as satisfied at this
-  level is an interpretation pending ratification (RFC open question 7(f)).
-
-The pool reference-counts each generation by its holders (Views,
-reservations, in-flight operations): a referenced generation is never
-evicted, one holder's release leaves its siblings alone, and the last release
-makes it evictable after the profile's idle time. Maximum lifetime,
-credential expiry, credential rotation, readiness revocation and transport
-failure invalidate a generation for every holder at once, with a typed
-reason, and close its connection. Nothing is ever moved to a replacement.
-
-Transport I/O runs on the registry loop (`loop_routing`), so a generation
-outlives the event loop of the `Runner.run()` that opened it.
+  pool = AppSafeConnectionPool()
+  hold = await pool.acquire(key, connect, HoldKind.OPERATION)
+  try:
+    result = await hold.call_tool('open_view', {})
+  finally:
+    hold.release()
 """
 
 from __future__ import annotations
@@ -71,12 +55,12 @@ from ..catalog.listing import DEFAULT_BOUNDS
 from ..catalog.listing import list_all_tools
 from ..catalog.listing import ToolListingBounds
 from ..catalog.listing import ToolListingError
+from .errors import AdmissionRefusal
 from .errors import ConnectionAffinityError
 from .errors import GenerationAdmissionError
 from .errors import GenerationInvalidatedError
 from .errors import HoldReleasedError
 from .errors import InvalidationReason
-from .errors import SharingNotDeclaredError
 
 logger = logging.getLogger('google_adk.' + __name__)
 
@@ -99,7 +83,7 @@ class ConnectionEra(enum.Enum):
   """Stateless HTTP at 2026-07-28 or later: a host-side logical binding."""
 
 
-class GenerationState(enum.Enum):
+class ConnectionGenerationState(enum.Enum):
   """The life of one generation."""
 
   LIVE = 'live'
@@ -219,12 +203,12 @@ class ConnectionGeneration:
     self.handle_contract = handle_contract
     self.created_at = created_at
     self._idle_since: Optional[float] = created_at
-    self._state = GenerationState.LIVE
+    self._state = ConnectionGenerationState.LIVE
     self._reason: Optional[InvalidationReason] = None
     self._holds: set[GenerationHold] = set()
 
   @property
-  def state(self) -> GenerationState:
+  def state(self) -> ConnectionGenerationState:
     """LIVE until invalidated."""
     return self._state
 
@@ -246,7 +230,7 @@ class ConnectionGeneration:
 
   def check_live(self) -> None:
     """Raises `GenerationInvalidatedError` unless live."""
-    if self._state is not GenerationState.LIVE:
+    if self._state is not ConnectionGenerationState.LIVE:
       assert self._reason is not None
       raise GenerationInvalidatedError(self.generation_id, self._reason)
 
@@ -266,14 +250,16 @@ class ConnectionGeneration:
 
     Raises:
       GenerationInvalidatedError: The generation is not live.
-      GenerationAdmissionError: Another principal's generation.
-      SharingNotDeclaredError: Another Session's generation, without a
-        matching declared handle contract on both sides.
+      GenerationAdmissionError: Another principal's generation
+        (`OTHER_DOMAIN`), or another Session's without a matching declared
+        handle contract on both sides (`SHARING_NOT_DECLARED`).
     """
     self.check_live()
     if security_domain != self.key.security_domain:
       raise GenerationAdmissionError(
-          self.generation_id, 'it belongs to another security domain'
+          self.generation_id,
+          AdmissionRefusal.OTHER_DOMAIN,
+          'it belongs to another security domain',
       )
     if self.key.session_scope is None:
       if self.era is ConnectionEra.MODERN:
@@ -281,14 +267,16 @@ class ConnectionGeneration:
       if self.handle_contract is None or self.handle_contract != (
           handle_contract
       ):
-        raise SharingNotDeclaredError(
+        raise GenerationAdmissionError(
             self.generation_id,
+            AdmissionRefusal.SHARING_NOT_DECLARED,
             "its cross-Session handle contract is not the profile's",
         )
       return
     if session_scope != self.key.session_scope:
-      raise SharingNotDeclaredError(
+      raise GenerationAdmissionError(
           self.generation_id,
+          AdmissionRefusal.SHARING_NOT_DECLARED,
           'it serves another Session incarnation and was not opened for'
           ' cross-Session sharing',
       )
@@ -313,7 +301,7 @@ class ConnectionGeneration:
       if reason is None:
         raise  # The server answered: the connection is fine.
       if self.era is ConnectionEra.LEGACY and self._state is (
-          GenerationState.LIVE
+          ConnectionGenerationState.LIVE
       ):
         # The concrete connection is gone (or in an unknown state): every
         # View on it dies with it; nothing reconnects underneath them.
@@ -327,7 +315,7 @@ class ConnectionGeneration:
         raise GenerationInvalidatedError(
             self.generation_id, self._reason or reason
         ) from error
-      if self._state is not GenerationState.LIVE:
+      if self._state is not ConnectionGenerationState.LIVE:
         assert self._reason is not None
         raise GenerationInvalidatedError(
             self.generation_id, self._reason
@@ -407,7 +395,7 @@ class ConnectionGeneration:
 class GenerationPages:
   """`list_tools` of one generation, one checked operation per page.
 
-  What the PR 1 listing and admission functions take as their session, so
+  What the catalog listing and admission functions take as their session, so
   they list on exactly this generation.
   """
 
@@ -423,7 +411,7 @@ class GenerationPages:
 def affinity_cause(error: BaseException) -> Optional[ConnectionAffinityError]:
   """The affinity error an error was raised from, if any.
 
-  The PR 1 listing and admission functions wrap whatever a page raised;
+  The catalog listing and admission functions wrap whatever a page raised;
   a caller that must report a lost generation typed unwraps it here.
   """
   seen: set[int] = set()
@@ -781,11 +769,14 @@ class AppSafeConnectionPool:
     """
     with self._lock:
       generation = self._by_id.get(generation_id)
-      if generation is None or generation.state is not GenerationState.LIVE:
+      if (
+          generation is None
+          or generation.state is not ConnectionGenerationState.LIVE
+      ):
         return False
       if only_if_unheld and generation._holds:  # pylint: disable=protected-access
         return False
-      generation._state = GenerationState.INVALIDATED  # pylint: disable=protected-access
+      generation._state = ConnectionGenerationState.INVALIDATED  # pylint: disable=protected-access
       generation._reason = reason  # pylint: disable=protected-access
       if self._live.get(generation.key) is generation:
         del self._live[generation.key]

@@ -14,31 +14,17 @@
 
 """Routing a bound toolset's UI-associated tools onto app-safe generations.
 
-Under a bound host profile a toolset has two connection classes. Non-UI
-model calls keep upstream's fully-callbacked connection, unchanged. Every
-UI-associated call, the model's included, runs on an app-safe generation
-(`generations`), so a server never sees input capabilities the app path
-cannot fulfil, and the View the call renders is bound to the exact
-connection that produced it.
+Non-UI model calls keep upstream's fully-callbacked connection. Every
+UI-associated call runs on an app-safe generation: `AppSafeToolRouting`
+derives the caller's generation key and builds `AppSafeMcpTool`s, which
+re-list, verify and call once; `call_app_tool` runs a View's own call on
+the View's generation. A model-originated UI call cannot use sampling,
+elicitation or roots. Design: docs/design/affinity.md.
 
-The pieces here:
+Example:
 
-* `AppSafeToolRouting`: one per runtime toolset. Derives the generation key
-  from the caller's context (security domain, Session incarnation,
-  credential context), runs two-class discovery, and turns UI-associated
-  catalog entries into `AppSafeMcpTool`s. Its generations' connections come
-  from a `connect` factory the binding registry hands it
-  (`binding.app_safe_connection`): this package never imports `binding`.
-* `AppSafeMcpTool`: an `McpTool` whose call re-lists on its target
-  generation, refuses a stale or changed declaration, and calls once, with
-  no retry (a lost response may hide a committed effect, and a retry would
-  cross generations). The generation that returned the accepted result is
-  reserved for the View the result renders.
-* `call_app_tool`: a View's app-only call, admitted and run on the View's
-  own generation.
-
-Declared consequence (RFC §6): a model-originated call of a UI-associated
-tool cannot use sampling, elicitation or roots; such a round fails closed.
+  toolset = McpToolset(connection_params=params, _apps_routing=routing)
+  tools = await toolset.get_tools(readonly_context)
 """
 
 from __future__ import annotations
@@ -72,6 +58,8 @@ from ..lifecycle.invocation_incarnation import pinned_incarnation
 from ..sealing.result_sealer import prepare_seal
 from ..sealing.result_sealer import SealingUnavailableError
 from ..sealing.result_sealer import SealRequest
+from .admitted_tool import Admission
+from .admitted_tool import AdmittedMcpTool
 from .errors import InvalidationReason
 from .errors import StaleToolHandleError
 from .generations import affinity_cause
@@ -168,23 +156,27 @@ class RenderReservations:
 
 def session_key_of(context: Any) -> Optional[SessionKey]:
   """The Session key of an ADK context (`ReadonlyContext`, `ToolContext`)."""
-  invocation = getattr(context, '_invocation_context', None)
-  session = getattr(invocation, 'session', None)
+  session = invocation_session_of(context)
   if session is None:
     return None
   return SessionKey(session.app_name, session.user_id, session.id)
 
 
+def _invocation_of(context: Any) -> Any:
+  # `ReadonlyContext` exposes no public accessor for the session service, and
+  # hosts pass contexts that carry only the invocation context, so all three
+  # lookups read it the same way.
+  return getattr(context, '_invocation_context', None)
+
+
 def invocation_session_of(context: Any) -> Optional[Any]:
   """The Session object of an ADK context's invocation, or None."""
-  invocation = getattr(context, '_invocation_context', None)
-  return getattr(invocation, 'session', None)
+  return getattr(_invocation_of(context), 'session', None)
 
 
 def session_service_of(context: Any) -> Optional[Any]:
   """The Session service of an ADK context, or None outside an invocation."""
-  invocation = getattr(context, '_invocation_context', None)
-  return getattr(invocation, 'session_service', None)
+  return getattr(_invocation_of(context), 'session_service', None)
 
 
 class AppSafeToolRouting:
@@ -390,12 +382,33 @@ class AppSafeToolRouting:
     finally:
       hold.release()
 
-  def bind_tool(self, tool: McpTool, catalog: TwoClassCatalog) -> McpTool:
-    """The catalog entry for a listed tool: app-safe tools are rerouted."""
-    handle = catalog.handle(tool.raw_mcp_tool.name)
+  def create_tool(
+      self,
+      catalog: TwoClassCatalog,
+      *,
+      admission: Optional[Admission] = None,
+      **kwargs: Any,
+  ) -> McpTool:
+    """Builds a listed tool; UI-associated ones run on app-safe generations.
+
+    `McpToolset._create_tool` calls it for a toolset built with this
+    routing.
+
+    Args:
+      catalog: The listing's two-class catalog.
+      admission: The binding generation's admission gate, if any.
+      **kwargs: `McpTool`'s constructor arguments.
+
+    Returns:
+      An `AppSafeMcpTool` for an app-safe catalog entry, else an
+      `AdmittedMcpTool`.
+    """
+    handle = catalog.handle(kwargs['mcp_tool'].name)
     if handle is None or handle.execution_class is not ExecutionClass.APP_SAFE:
-      return tool
-    return AppSafeMcpTool.adopt(tool, handle, self)
+      return AdmittedMcpTool(admission=admission, **kwargs)
+    return AppSafeMcpTool(
+        handle=handle, routing=self, admission=admission, **kwargs
+    )
 
 
 _current_call: contextvars.ContextVar[Optional[_InitialCall]] = (
@@ -415,8 +428,8 @@ class _InitialCall:
   async def prepare(self, headers: Optional[dict[str, str]]) -> Any:
     """Selects the target generation and checks the declaration on it."""
     tool = self.tool
-    routing = tool._adk_apps_routing  # pylint: disable=protected-access
-    handle = tool._adk_apps_handle  # pylint: disable=protected-access
+    routing = tool.routing
+    handle = tool.bound_tool_handle
     key, hold = await routing.acquire(
         self.session,
         headers,
@@ -441,7 +454,7 @@ class _InitialCall:
 
   def accept(self, hold: GenerationHold) -> None:
     """Reserves the generation that returned the accepted result."""
-    routing = self.tool._adk_apps_routing  # pylint: disable=protected-access
+    routing = self.tool.routing
     function_call_id = getattr(self.tool_context, 'function_call_id', None)
     if not function_call_id:
       return
@@ -471,11 +484,12 @@ class _InitialCallSession:
 
 
 class _GenerationUse:
-  """Stands in for the session manager `McpTool` brackets a call with.
+  """The session manager an `AppSafeMcpTool` is constructed with.
 
-  The generation hold already pins the connection for the call, and the
-  routed session races its own transport task, so the bracketing is empty.
-  A session the server forgot ends the generation for every holder.
+  `McpTool` brackets each call with its session manager's use tracking. The
+  generation hold already pins the connection for the call, and the routed
+  session races its own transport task, so the bracketing is empty. A
+  session the server forgot ends the generation for every holder.
   """
 
   def _begin_session_use(self, headers: Any = None) -> None:
@@ -507,36 +521,43 @@ class _GenerationUse:
 _background: set[asyncio.Task[bool]] = set()
 
 
-class AppSafeMcpTool(McpTool):
+class AppSafeMcpTool(AdmittedMcpTool):
   """A UI-associated MCP tool, executed on an app-safe generation.
 
-  Built from the catalog's `McpTool` by `AppSafeToolRouting.bind_tool`; it
-  keeps everything the toolset configured (auth, header provider, progress
-  callback, confirmation) and changes only where and how often it calls.
+  Built by `AppSafeToolRouting.create_tool` with everything the toolset
+  configures (auth, header provider, progress callback, confirmation); it
+  changes only where and how often it calls.
   """
 
-  _adk_apps_handle: BoundToolHandle
-  _adk_apps_routing: AppSafeToolRouting
-
-  @classmethod
-  def adopt(
-      cls,
-      tool: McpTool,
+  def __init__(
+      self,
+      *,
       handle: BoundToolHandle,
       routing: AppSafeToolRouting,
-  ) -> AppSafeMcpTool:
-    """Re-homes a listed `McpTool` onto the app-safe class."""
-    adopted = cls.__new__(cls)
-    adopted.__dict__.update(tool.__dict__)
-    adopted.__dict__['_adk_apps_handle'] = handle
-    adopted.__dict__['_adk_apps_routing'] = routing
-    adopted.__dict__['_mcp_session_manager'] = _GenerationUse()
-    return adopted
+      **kwargs: Any,
+  ):
+    """Builds the tool.
+
+    Args:
+      handle: The catalog entry the model is shown.
+      routing: The toolset's app-safe routing.
+      **kwargs: `AdmittedMcpTool`'s constructor arguments; the session
+        manager is replaced: the generation hold owns the connection.
+    """
+    kwargs['mcp_session_manager'] = _GenerationUse()
+    super().__init__(**kwargs)
+    self._adk_apps_handle = handle
+    self._adk_apps_routing = routing
 
   @property
   def bound_tool_handle(self) -> BoundToolHandle:
     """The catalog entry the model was shown."""
     return self._adk_apps_handle
+
+  @property
+  def routing(self) -> AppSafeToolRouting:
+    """The app-safe routing of the toolset that listed it."""
+    return self._adk_apps_routing
 
   async def _run_async_impl(
       self,
@@ -576,7 +597,6 @@ class AppSafeMcpTool(McpTool):
         raise SealingUnavailableError(
             'A profile-bound UI call needs a Session and a function-call id'
         )
-      invocation = tool_context._invocation_context  # pylint: disable=protected-access
       descriptor = prepare_seal(
           SealRequest(
               profile=routing.profile,
@@ -591,7 +611,7 @@ class AppSafeMcpTool(McpTool):
                   invocation_id=tool_context.invocation_id,
                   function_call_id=call_id,
                   agent_path=tool_context.agent_name,
-                  branch=invocation.branch,
+                  branch=_invocation_of(tool_context).branch,
               ),
               arguments=dict(args),
               admission_check=routing.check_admission,
@@ -610,7 +630,7 @@ class AppSafeMcpTool(McpTool):
     tool_context.render_ui_widget(descriptor.to_widget())
 
   async def _create_session(self, *, headers: dict[str, str] | None) -> Any:
-    # Not `retry_on_errors`: one attempt, on one generation (P2-RTRY-01).
+    # Not `retry_on_errors`: one attempt, on one generation.
     call = _current_call.get()
     if call is None:
       raise RuntimeError('AppSafeMcpTool sessions exist only inside a call')

@@ -14,28 +14,16 @@
 
 """Opaque keys that keep app-safe connections apart.
 
-ADK pools HTTP sessions by their effective headers and stdio by one constant
-per manager, so a static service-account header, or any stdio server, would
-put two users (or two conversations of one user) on one stateful connection,
-where each could see the other's implicit server state. App-safe connection
-generations are therefore keyed by:
+A generation key carries a security domain (HMAC of the principal), a
+Session scope (HMAC of the Session key and incarnation) and a credential
+context (HMAC of the effective headers), all derived from the key
+provider's active key through purpose-separated subkeys, so no identity
+appears in a key or a log line. Design: docs/design/affinity.md.
 
-* a security domain: an HMAC of the resolved principal under a host key, so
-  no generation is ever shared across principals and no principal identity
-  appears in a key or a log line;
-* a Session scope: an HMAC of the Session key and its incarnation, so two
-  Sessions of one principal (or a deleted and recreated Session) never share
-  legacy connection state unless the profile explicitly opts into sharing;
-* a credential context: an HMAC of the effective request headers, so a
-  rotated credential never reuses the connection the old one opened.
+Example:
 
-All three are derived from the key provider's active binding key through
-purpose-separated subkeys (the binding-revision digest never meets them).
-
-Model-originated calls have no HTTP request to resolve a principal from.
-They use the principal the serving host declares for the turn
-(`acting_principal`); without one, the Session's owner, ADK's own notion of
-who a Session belongs to. RFC §6, "Security-domain keying".
+  domain = security_domain(key, principal_for_turn(session)).digest
+  scope = session_scope(key, session, incarnation).digest
 """
 
 from __future__ import annotations

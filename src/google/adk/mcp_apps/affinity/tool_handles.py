@@ -14,47 +14,16 @@
 
 """Connection-bound tool handles: the model's declarations, pinned.
 
-Upstream ADK lists a server's tools on the connection that will run them, so
-the declaration the model sees and the tool that executes are one. Under a
-bound host profile a server is reached on two connection classes:
+Under a bound profile a server is listed on two connection classes
+(app-safe, callbacked). `classify_two_class` turns both listings into one
+catalog of `BoundToolHandle`s, failing closed when the classes disagree;
+`verify_declaration` refuses a call whose fresh declaration no longer
+matches the one the model saw. Design: docs/design/affinity.md.
 
-* **app-safe** (`ExecutionClass.APP_SAFE`): advertises the MCP Apps extension
-  (`io.modelcontextprotocol/ui`) and has no sampling, elicitation or roots
-  callbacks; UI-associated tools run here;
-* **callbacked** (`ExecutionClass.CALLBACKED`): upstream ADK's connection,
-  with its callbacks and without the Apps extension; every other tool runs
-  here, exactly as before.
+Example:
 
-The spec lets a server adapt its tool metadata to the client's capabilities,
-so the two listings of one server can differ: typically the callbacked class
-is not shown `_meta.ui` at all. `classify_two_class` turns the two listings
-into one catalog of `BoundToolHandle`s, each naming the declaration the model
-is shown and the class that runs it, by a deterministic rule that prefers the
-app-safe declaration for UI-associated tools and fails closed whenever the
-classes disagree about whether a tool has a UI. The same function serves the
-model catalog and, later, batch admission.
-
-Before a UI-associated call, the caller lists the target app-safe generation
-again and passes the result to `verify_declaration`, which refuses the call
-if the tool is gone or its declaration no longer matches the one the model
-was shown. What is compared is `comparable_projection`: the name, the input
-and output schemas, the normalized visibility and the resource metadata.
-Descriptions, titles, icons and annotations are not compared; they do not
-change what a call means or where its UI comes from.
-
-Two projections are equal when they are equal as JSON values: objects by
-member names and values, arrays in order, numbers by value (`1` equals
-`1.0`), and `true` is not `1`. That is the equality of ADK Canonical JSON,
-which `BoundToolHandle.fingerprint` digests; the comparison itself is
-structural, so a schema outside the canonical JSON domain (say, a
-`"maximum"` above 2**53) is still compared rather than refused.
-
-Generations and credentials are carried on the handle, not checked here:
-whether the generation a call would run on is the one its handle was listed
-on is the generation pool's decision. Model visibility is not applied here
-either: app-only tools are classified like any other, and the caller filters
-the model catalog with `catalog.model_catalog`. No error message or log
-record carries a schema, a `_meta` value or a credential.
+  catalog = classify_two_class(app_safe, callbacked, catalog_generation=gid)
+  verify_declaration(catalog.handle('open_view'), fresh_listing)
 """
 
 from __future__ import annotations
@@ -71,7 +40,7 @@ from typing import Sequence
 from ...dependencies._mcp import types
 from ..canonical_json import canonicalize
 from ..catalog import visibility
-from ..errors import McpAppsError
+from .errors import ConnectionAffinityError
 
 logger = logging.getLogger('google_adk.' + __name__)
 
@@ -118,7 +87,7 @@ class ExecutionClass(enum.Enum):
   """Upstream ADK's connection: callbacks, no Apps extension."""
 
 
-class ToolHandleError(McpAppsError):
+class ToolHandleError(ConnectionAffinityError):
   """Base class of tool-handle errors: the call was not sent.
 
   Errors compare equal when they are of one type and carry the same
@@ -425,8 +394,8 @@ def classify_two_class(
 ) -> TwoClassCatalog:
   """Binds every listed tool to the connection class that runs it.
 
-  The deterministic two-class algorithm (RFC §4 and §6, P0.2). Per native
-  name, looking only at that name's declarations:
+  The deterministic two-class algorithm. Per native name, looking only at
+  that name's declarations:
 
   0. A name listed more than once on either class is refused whole
      (`LISTED_TWICE_APP_SAFE`, else `LISTED_TWICE_CALLBACKED`): which of

@@ -12,4 +12,11 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Registry-owned binding of MCP connections to the Apps host (PR 2)."""
+"""Registry-owned binding of MCP connections to the MCP Apps host.
+
+Example:
+
+  registry = McpAppBindingRegistry({'weather': spec}, profile=profile)
+  await registry.start()
+  agent = LlmAgent(..., tools=[registry.toolset('weather')])
+"""

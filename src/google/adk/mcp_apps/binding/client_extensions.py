@@ -14,35 +14,17 @@
 
 """What an Apps-bound MCP connection advertises, and what it leaves out.
 
-An MCP client states its capabilities once, when its `ClientSession` is
-built: the legacy era sends them in `initialize`, and the 2026-07-28 era
-stamps the same object into every request's `_meta`, frozen when the
-connection is adopted. Neither can be changed on a live connection. So the
-Apps extension (`io.modelcontextprotocol/ui`) has to be decided before the
-session exists, and by whoever decides that a connection serves Apps: the
-binding registry, never the toolset's own configuration (RFC section 1: a
-directly constructed `McpToolset` never advertises Apps).
+`AppsClientBinding` is what the binding registry hands down
+`McpToolset -> MCPSessionManager -> SessionContext -> ClientSession`: the
+client extensions map and whether the connection omits the sampling,
+elicitation and roots callbacks. Without a binding every function here is a
+no-op. Client extensions need MCP SDK 2.x; asking on 1.x raises
+`ClientExtensionsUnsupportedError`. Design: docs/design/binding.md.
 
-`AppsClientBinding` is the value the registry hands down the seam
-`McpToolset -> MCPSessionManager -> SessionContext -> ClientSession`, through
-keyword-only, underscore-named parameters. It carries the client extensions
-map (identifier to settings, the shape `ClientSession(extensions=...)` takes)
-and `app_safe`: the connection is built without the sampling, elicitation
-and roots callbacks, because the SDK advertises each input capability exactly
-when its callback is present, and an Apps connection must not promise input
-it will not serve (RFC section 6). Without a binding every function here is
-a no-op and ADK builds its sessions exactly as upstream does.
+Example:
 
-Only MCP SDK 2.x can send client extensions (the Apps host needs
-`mcp>=2.3`). Asking for them on 1.x raises `ClientExtensionsUnsupportedError`
-when the binding or the session manager is constructed; model-only use on
-1.x never reaches this module's checks.
-
-A binding may also carry the registry's `RegistryEventLoop`. It is where the
-connection's I/O runs, not what the connection advertises: a process-local
-attachment, left out of the fingerprint, equality, hash and pickling, kept by
-copying. With one, the session manager pools its sessions on that loop
-(`loop_routing`), so they outlive whichever loop asked for them.
+  binding = AppsClientBinding(readiness.client_extensions())
+  toolset = spec.build(_apps_client_binding=binding)
 """
 
 from __future__ import annotations
@@ -55,9 +37,9 @@ from typing import Any
 from typing import TYPE_CHECKING
 
 from ...dependencies import _mcp
-from ..errors import McpAppsError
 from ..profile.capabilities import EXTENSION_ID
 from ..profile.capabilities import MCP_APP_MIME_TYPE
+from .errors import McpAppBindingError
 
 if TYPE_CHECKING:
   from mcp.client.extension import ClientExtension
@@ -65,11 +47,11 @@ if TYPE_CHECKING:
   from .registry_loop import RegistryEventLoop
 
 
-class ClientExtensionsError(McpAppsError, ValueError):
+class ClientExtensionsError(McpAppBindingError, ValueError):
   """A client extensions map that must not be advertised."""
 
 
-class ClientExtensionsUnsupportedError(McpAppsError):
+class ClientExtensionsUnsupportedError(McpAppBindingError):
   """Client extensions were asked of an MCP SDK that cannot send them."""
 
   def __init__(self) -> None:

@@ -14,22 +14,45 @@
 
 """Typed errors of the binding registry, its proxies and toolset specs.
 
-Every refusal of the binding layer (RFC section 1) is one of these, so a
-caller can tell an unknown binding from a closed proxy, a stale generation
-from an illegal lifecycle step, or a widening override from a conflicting
-registration without reading messages. Messages name toolset ids, states and
-generations only; never credentials, headers or connection parameters.
+Every error of this package derives from `McpAppBindingError`. Messages name
+toolset ids, states and generations only; never credentials, headers or
+connection parameters.
+
+Example:
+
+  try:
+    tools = await proxy.get_tools()
+  except StaleGenerationError:
+    tools = await registry.toolset('weather').get_tools()
 """
 
 from __future__ import annotations
 
+import enum
+from typing import Generic
 from typing import Optional
+from typing import TypeVar
 
 from ..errors import McpAppsError
 
 
 class McpAppBindingError(McpAppsError):
   """Base class of the binding layer's errors."""
+
+
+_ReasonT = TypeVar('_ReasonT', bound=enum.Enum)
+
+
+class ReasonedBindingError(McpAppBindingError, Generic[_ReasonT]):
+  """A binding error told apart by its `reason`, whose value leads the message.
+
+  Attributes:
+    reason: Why it was raised.
+  """
+
+  def __init__(self, reason: _ReasonT, detail: str):
+    self.reason = reason
+    super().__init__(f'{reason.value}: {detail}')
 
 
 class McpAppBindingUnavailable(McpAppBindingError, LookupError):

@@ -12,51 +12,20 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Runner-scoped registry lease tokens: who may close a shared generation.
+"""Runner-scoped lease tokens: who may close a shared lease generation.
 
-`BaseToolset.close()` takes no caller argument, and `Runner` cleanup collects
-toolsets into a set, so when two Runners share one Agent (and so one
-registry proxy) the proxy's `close()` cannot tell Runner A's retry from
-Runner B's first release. Closing the shared connection on the first call
-would break the other Runner; counting calls would let one Runner's retry
-consume the other's share. The proxy handed to an Agent is therefore
-non-owning (its `close()` releases nothing), and release goes through
-explicit tokens instead:
+A proxy handed to an Agent is non-owning, so release goes through tokens:
+the registry opens a lease generation per binding-generation epoch, each
+Runner binding receives an opaque `LeaseToken`, `Runner.close()` releases
+exactly its own tokens, and the last release closes the generation (with
+bounded retries; see `LeaseRetryPolicy`). Design: docs/design/binding.md.
 
-* The registry owns one `RunnerLeaseLedger`. For every generation it
-  materializes it calls `open_generation(key, close_callback)`.
-* Binding a Runner calls `bind_runner(runner, ledger, key)`: the ledger
-  issues an opaque, unguessable `LeaseToken` bound to that one generation,
-  and the token is kept in a side table keyed (weakly) by the Runner.
-* `Runner.close()` calls `release_runner_leases(runner)`, which releases
-  exactly the tokens in that Runner's side table. With no token held it
-  returns at once without suspending, so an unbound Runner closes exactly
-  as upstream's does.
-* `RunnerLeaseLedger.release(token)` is token-idempotent: the first call
-  releases the token, later calls release nothing (and never another
-  token). The release of a generation's last outstanding token closes the
-  generation through its callback; `shutdown()` closes every generation
-  still open, whatever tokens remain. Each generation's callback succeeds
-  exactly once over the ledger's life, and is never run twice concurrently.
-* A close attempt that times out (`LeaseRetryPolicy.attempt_timeout`) or
-  fails is retried up to `LeaseRetryPolicy.max_attempts` times. If the
-  releasing caller is cancelled, or every attempt fails, the generation is
-  left `CLOSE_PENDING` and the ledger's `on_close_pending` hook is told; the
-  close is then finished by `retry_pending()` (the registry's retry entry
-  point), by repeating the release of the token that triggered it (a second
-  `Runner.close()`), or by `shutdown()`.
+Example:
 
-The ledger is loop-neutral and thread-safe: its state sits behind one
-`threading.Lock` never held across an `await`, and a caller that has to wait
-for a close another loop is running waits on a `concurrent.futures.Future`.
-A close callback runs on the loop of whichever caller drives it (the last
-releaser, `retry_pending()`'s or `shutdown()`'s caller); a callback whose
-resources live on the registry loop marshals onto it itself (for example
-through `RegistryEventLoop.submit`), so a Runner's short-lived loop only
-ever awaits the result.
-
-RFC §1 "Cleanup ownership" and §6 "Runner-scoped registry leases";
-conformance cases P2-RLT-01..09 and P2-REG-11.
+  ledger = RunnerLeaseLedger()
+  ledger.open_generation(key, close_connections)
+  token = ledger.acquire(key)
+  await ledger.release(token)  # The last release closes.
 """
 
 from __future__ import annotations
@@ -75,7 +44,7 @@ import threading
 from typing import Final
 import weakref
 
-from ..errors import McpAppsError
+from .errors import ReasonedBindingError
 
 logger = logging.getLogger('google_adk.' + __name__)
 
@@ -85,28 +54,33 @@ CloseCallback = Callable[[], Awaitable[None]]
 _TOKEN_BYTES: Final = 32
 
 
-class LeaseError(McpAppsError):
-  """Base class of the lease ledger's errors."""
+class LeaseErrorReason(enum.Enum):
+  """Why the lease ledger refused a request."""
+
+  UNKNOWN_GENERATION = 'unknown_generation'
+  """The lease generation was never opened in this ledger."""
+
+  DUPLICATE_GENERATION = 'duplicate_generation'
+  """The key was opened before; lease generations are never reopened."""
+
+  GENERATION_CLOSED = 'generation_closed'
+  """The lease generation is closing, closed or superseded."""
+
+  LEDGER_SHUT_DOWN = 'ledger_shut_down'
+  """`shutdown()` has begun."""
+
+  FOREIGN_TOKEN = 'foreign_token'
+  """The token was not issued by this ledger."""
+
+  CLOSE_INCOMPLETE = 'close_incomplete'
+  """A lease generation's close did not succeed within the retry policy."""
+
+  SHUTDOWN_INCOMPLETE = 'shutdown_incomplete'
+  """`shutdown()` could not close every lease generation."""
 
 
-class UnknownGenerationError(LeaseError):
-  """A lease was requested for a generation the ledger never opened."""
-
-
-class DuplicateGenerationError(LeaseError):
-  """A generation key was opened twice; generations are never reopened."""
-
-
-class GenerationClosedError(LeaseError):
-  """A lease was requested for a generation that is closing or closed."""
-
-
-class LedgerShutDownError(LeaseError):
-  """The ledger was asked to open or lease after `shutdown()` began."""
-
-
-class ForeignLeaseTokenError(LeaseError):
-  """A token this ledger did not issue was presented to it."""
+class LeaseError(ReasonedBindingError[LeaseErrorReason]):
+  """The lease ledger refused a request."""
 
 
 class GenerationCloseIncompleteError(LeaseError):
@@ -125,8 +99,9 @@ class GenerationCloseIncompleteError(LeaseError):
     self.generation_key = generation_key
     self.attempts = attempts
     super().__init__(
+        LeaseErrorReason.CLOSE_INCOMPLETE,
         f'Close of generation {generation_key!r} still pending after'
-        f' {attempts} attempt(s)'
+        f' {attempts} attempt(s)',
     )
 
 
@@ -140,12 +115,13 @@ class LedgerShutdownIncompleteError(LeaseError):
   def __init__(self, generation_keys: tuple[Hashable, ...]):
     self.generation_keys = generation_keys
     super().__init__(
+        LeaseErrorReason.SHUTDOWN_INCOMPLETE,
         f'Shutdown left {len(generation_keys)} generation(s) unclosed:'
-        f' {list(generation_keys)!r}'
+        f' {list(generation_keys)!r}',
     )
 
 
-class GenerationState(enum.Enum):
+class LeaseGenerationState(enum.Enum):
   """Where one generation is in its life."""
 
   OPEN = 'open'
@@ -235,10 +211,10 @@ class _Lease:
 
 
 @dataclasses.dataclass(eq=False)
-class _Generation:
+class _LeaseGeneration:
   key: Hashable
   close: CloseCallback
-  state: GenerationState = GenerationState.OPEN
+  state: LeaseGenerationState = LeaseGenerationState.OPEN
   outstanding: int = 0
   attempts: int = 0
   sealed: bool = False
@@ -274,7 +250,7 @@ class RunnerLeaseLedger:
     self._retry_policy = retry_policy
     self._on_close_pending = on_close_pending
     self._lock = threading.Lock()
-    self._generations: dict[Hashable, _Generation] = {}
+    self._generations: dict[Hashable, _LeaseGeneration] = {}
     self._leases: dict[str, _Lease] = {}
     self._shut_down = False
 
@@ -294,15 +270,20 @@ class RunnerLeaseLedger:
         and never concurrently with itself.
 
     Raises:
-      DuplicateGenerationError: The key was opened before.
-      LedgerShutDownError: `shutdown()` has begun.
+      LeaseError (DUPLICATE_GENERATION): The key was opened before.
+      LeaseError (LEDGER_SHUT_DOWN): `shutdown()` has begun.
     """
     with self._lock:
       if self._shut_down:
-        raise LedgerShutDownError('The lease ledger is shut down')
+        raise LeaseError(
+            LeaseErrorReason.LEDGER_SHUT_DOWN, 'The lease ledger is shut down'
+        )
       if key in self._generations:
-        raise DuplicateGenerationError(f'Generation {key!r} was already opened')
-      self._generations[key] = _Generation(key=key, close=close)
+        raise LeaseError(
+            LeaseErrorReason.DUPLICATE_GENERATION,
+            f'Generation {key!r} was already opened',
+        )
+      self._generations[key] = _LeaseGeneration(key=key, close=close)
 
   def acquire(self, generation_key: Hashable) -> LeaseToken:
     """Issues a new lease token on an open generation.
@@ -314,25 +295,31 @@ class RunnerLeaseLedger:
       A fresh token, bound to that generation alone.
 
     Raises:
-      UnknownGenerationError: The generation was never opened.
-      GenerationClosedError: Its last lease was released, or it was closed.
-      LedgerShutDownError: `shutdown()` has begun.
+      LeaseError (UNKNOWN_GENERATION): The generation was never opened.
+      LeaseError (GENERATION_CLOSED): Its last lease was released, or it
+        was closed.
+      LeaseError (LEDGER_SHUT_DOWN): `shutdown()` has begun.
     """
     with self._lock:
       if self._shut_down:
-        raise LedgerShutDownError('The lease ledger is shut down')
+        raise LeaseError(
+            LeaseErrorReason.LEDGER_SHUT_DOWN, 'The lease ledger is shut down'
+        )
       generation = self._generations.get(generation_key)
       if generation is None:
-        raise UnknownGenerationError(
-            f'Generation {generation_key!r} is not open in this ledger'
+        raise LeaseError(
+            LeaseErrorReason.UNKNOWN_GENERATION,
+            f'Generation {generation_key!r} is not open in this ledger',
         )
-      if generation.state is not GenerationState.OPEN:
-        raise GenerationClosedError(
-            f'Generation {generation_key!r} is {generation.state.value}'
+      if generation.state is not LeaseGenerationState.OPEN:
+        raise LeaseError(
+            LeaseErrorReason.GENERATION_CLOSED,
+            f'Generation {generation_key!r} is {generation.state.value}',
         )
       if generation.sealed:
-        raise GenerationClosedError(
-            f'Generation {generation_key!r} was superseded'
+        raise LeaseError(
+            LeaseErrorReason.GENERATION_CLOSED,
+            f'Generation {generation_key!r} was superseded',
         )
       secret = secrets.token_urlsafe(_TOKEN_BYTES)
       token = LeaseToken(secret, generation_key)
@@ -370,7 +357,7 @@ class RunnerLeaseLedger:
       What the call did.
 
     Raises:
-      ForeignLeaseTokenError: This ledger did not issue the token.
+      LeaseError (FOREIGN_TOKEN): This ledger did not issue the token.
       GenerationCloseIncompleteError: The close this call drove did not
         succeed within the retry policy (the token stays released).
       asyncio.CancelledError: The caller was cancelled while the close ran;
@@ -379,8 +366,9 @@ class RunnerLeaseLedger:
     with self._lock:
       lease = self._leases.get(_secret_of(token))
       if lease is None:
-        raise ForeignLeaseTokenError(
-            'The lease token was not issued by this ledger'
+        raise LeaseError(
+            LeaseErrorReason.FOREIGN_TOKEN,
+            'The lease token was not issued by this ledger',
         )
       generation = self._generations[lease.token.generation_key]
       released = lease.held
@@ -389,12 +377,12 @@ class RunnerLeaseLedger:
         generation.outstanding -= 1
         if (
             generation.outstanding == 0
-            and generation.state is GenerationState.OPEN
+            and generation.state is LeaseGenerationState.OPEN
         ):
-          generation.state = GenerationState.CLOSE_PENDING
+          generation.state = LeaseGenerationState.CLOSE_PENDING
           generation.trigger = lease
       drive = (
-          generation.state is GenerationState.CLOSE_PENDING
+          generation.state is LeaseGenerationState.CLOSE_PENDING
           and generation.trigger is lease
           and self._claim(generation)
       )
@@ -421,7 +409,7 @@ class RunnerLeaseLedger:
             (
                 generation
                 for generation in self._generations.values()
-                if generation.state is GenerationState.CLOSE_PENDING
+                if generation.state is LeaseGenerationState.CLOSE_PENDING
                 and generation.key not in tried
             ),
             None,
@@ -455,7 +443,7 @@ class RunnerLeaseLedger:
       generations = [
           generation
           for generation in self._generations.values()
-          if generation.state is not GenerationState.CLOSED
+          if generation.state is not LeaseGenerationState.CLOSED
       ]
     outcomes = await asyncio.gather(
         *(self._close_for_shutdown(generation) for generation in generations),
@@ -473,28 +461,34 @@ class RunnerLeaseLedger:
     if failed:
       raise LedgerShutdownIncompleteError(tuple(failed))
 
-  def state(self, generation_key: Hashable) -> GenerationState:
+  def state(self, generation_key: Hashable) -> LeaseGenerationState:
     """Returns a generation's state.
 
     Raises:
-      UnknownGenerationError: The generation was never opened.
+      LeaseError (UNKNOWN_GENERATION): The generation was never opened.
     """
     with self._lock:
       generation = self._generations.get(generation_key)
       if generation is None:
-        raise UnknownGenerationError(f'Generation {generation_key!r} unknown')
+        raise LeaseError(
+            LeaseErrorReason.UNKNOWN_GENERATION,
+            f'Generation {generation_key!r} unknown',
+        )
       return generation.state
 
   def outstanding(self, generation_key: Hashable) -> int:
     """Returns how many of a generation's tokens are still held.
 
     Raises:
-      UnknownGenerationError: The generation was never opened.
+      LeaseError (UNKNOWN_GENERATION): The generation was never opened.
     """
     with self._lock:
       generation = self._generations.get(generation_key)
       if generation is None:
-        raise UnknownGenerationError(f'Generation {generation_key!r} unknown')
+        raise LeaseError(
+            LeaseErrorReason.UNKNOWN_GENERATION,
+            f'Generation {generation_key!r} unknown',
+        )
       return generation.outstanding
 
   def is_held(self, token: LeaseToken) -> bool:
@@ -503,21 +497,21 @@ class RunnerLeaseLedger:
       lease = self._leases.get(_secret_of(token))
       return lease is not None and lease.held
 
-  def _claim(self, generation: _Generation) -> bool:
+  def _claim(self, generation: _LeaseGeneration) -> bool:
     """Makes the caller the generation's sole closer. Caller holds the lock."""
     if generation.state not in (
-        GenerationState.OPEN,
-        GenerationState.CLOSE_PENDING,
+        LeaseGenerationState.OPEN,
+        LeaseGenerationState.CLOSE_PENDING,
     ):
       return False
-    generation.state = GenerationState.CLOSING
+    generation.state = LeaseGenerationState.CLOSING
     generation.attempt_done = concurrent.futures.Future()
     return True
 
-  async def _close_for_shutdown(self, generation: _Generation) -> None:
+  async def _close_for_shutdown(self, generation: _LeaseGeneration) -> None:
     while True:
       with self._lock:
-        if generation.state is GenerationState.CLOSED:
+        if generation.state is LeaseGenerationState.CLOSED:
           return
         claimed = self._claim(generation)
         running = generation.attempt_done
@@ -527,7 +521,7 @@ class RunnerLeaseLedger:
       assert running is not None
       await _wait_threadsafe(running)
 
-  async def _run_close(self, generation: _Generation) -> bool:
+  async def _run_close(self, generation: _LeaseGeneration) -> bool:
     """Runs the close callback with retries; the caller has claimed it.
 
     Returns:
@@ -565,7 +559,9 @@ class RunnerLeaseLedger:
     finally:
       with self._lock:
         generation.state = (
-            GenerationState.CLOSED if closed else GenerationState.CLOSE_PENDING
+            LeaseGenerationState.CLOSED
+            if closed
+            else LeaseGenerationState.CLOSE_PENDING
         )
         done = generation.attempt_done
         generation.attempt_done = None

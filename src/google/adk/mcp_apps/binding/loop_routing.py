@@ -14,42 +14,18 @@
 
 """Puts a registry-bound session manager's MCP I/O on the registry loop.
 
-`MCPSessionManager` pools each session on the loop that created it and
-replaces a session asked for from another loop. A synchronous `Runner.run()`
-runs the agent on a worker loop that dies with the run, so an app-safe
-connection opened there would die with it, while its View calls back into it
-later from the host server's loop (RFC section 6). When the manager's
-`AppsClientBinding` carries a `RegistryEventLoop`, the manager's entry points
-hand over to this module instead:
+When an `AppsClientBinding` carries a `RegistryEventLoop`, the manager's
+entry points (`create_session`, `_discard_session`, `close`) hand over to
+this module: the pool lives on the registry loop and callers get a
+`RoutedSession` facade whose calls marshal there, with progress callbacks
+run back on the caller's loop. Without a registry loop every predicate here
+is false and the manager behaves exactly as upstream. Design:
+docs/design/binding.md.
 
-* `create_session` runs the manager's own (upstream) `create_session` on the
-  registry loop, so the pool, its lock, the `SessionContext` task and the
-  transport all live there, and returns a `RoutedSession`: a thin facade
-  whose `call_tool`, `list_tools`, `read_resource`, ... marshal onto the
-  registry loop through `RegistryEventLoop.run`.
-* `RoutedSession.call_tool` races the call against the session's transport
-  task on the registry loop (what `McpTool` does with `_run_guarded` for an
-  ordinary session, which `session_context` therefore withholds), and
-  delivers progress through a gate: each notification runs the caller's
-  callback on the caller's loop (`RegistryEventLoop.marshal_callback`), and
-  when the terminal response arrives intake closes and every admitted
-  callback is drained before the result is handed back.
-* `discard_session` queues the drop of a session the server has forgotten;
-  the registry loop applies it before its next pool access, so a retry never
-  gets the dead session back and no pool state is touched off its thread.
-* `close` closes the pooled sessions on the registry loop, and a registry
-  shutdown hook does the same if the registry closes first.
+Example:
 
-User code never runs on the registry thread: tool filters, header providers
-and trace-context injection run in `McpToolset`/`McpTool` on the caller's
-loop before anything is marshalled, and progress callbacks are marshalled
-back. Only transport I/O and ADK's own pool bookkeeping run registry-side.
-
-Without a registry loop on the binding (or without a binding) every
-predicate here is false and the manager behaves exactly as upstream.
-
-RFC section 6, "Connection ownership, the registry loop, and multi-View
-lifetime"; conformance cases P2-LOOP-01..06.
+  if loop_routing.is_routed(binding):
+    session = await loop_routing.create_session(manager, headers)
 """
 
 from __future__ import annotations
@@ -71,8 +47,9 @@ from ...features import FeatureName
 from ...features import is_feature_enabled
 from .registry_loop import DEFAULT_CALLBACK_TIMEOUT
 from .registry_loop import RegistryEventLoop
-from .registry_loop import RegistryLoopClosedError
-from .registry_loop import RegistryLoopNotStartedError
+from .registry_loop import RegistryLoopError
+from .registry_loop import RegistryLoopErrorReason
+from .registry_loop import suppress_loop_errors
 
 if TYPE_CHECKING:
   from ...dependencies._mcp import ClientSession
@@ -297,8 +274,12 @@ def discard_session(
   async def submit() -> None:
     try:
       await router.loop.run(on_loop)
-    except (RegistryLoopClosedError, asyncio.CancelledError):
+    except asyncio.CancelledError:
       pass  # Still queued: the next pool access or close applies it.
+    except RegistryLoopError as error:
+      if error.reason is not RegistryLoopErrorReason.CLOSED:
+        logger.warning('Discarding an MCP session failed.', exc_info=True)
+      # Else still queued: the next pool access or close applies it.
     except Exception:  # pylint: disable=broad-exception-caught
       logger.warning('Discarding an MCP session failed.', exc_info=True)
 
@@ -323,8 +304,8 @@ async def close(manager: RoutedManager) -> None:
     router.apply_pending(manager)
     await manager.close()
 
-  with contextlib.suppress(
-      RegistryLoopClosedError, RegistryLoopNotStartedError
+  with suppress_loop_errors(
+      RegistryLoopErrorReason.CLOSED, RegistryLoopErrorReason.NOT_STARTED
   ):
     await router.loop.run(on_loop)
 
@@ -478,8 +459,8 @@ class RoutedSession:
       The SDK's result.
 
     Raises:
-      CallbackOwnerError: A progress callback given on the registry thread,
-        where user code must never run.
+      RegistryLoopError (CALLBACK_OWNER): A progress callback given on the
+        registry thread, where user code must never run.
     """
     gate = (
         None

@@ -14,56 +14,19 @@
 
 """`McpAppBindingRegistry`: who decides that a toolset serves MCP Apps.
 
-Built once at startup from configuration (RFC section 1): stable toolset ids
-mapped to `McpToolsetSpec`s, one `McpAppsHostProfile` (or none) and whether
-the local-development configuration is in force. `start()` materializes, for
-each id, `toolset_id -> spec -> proxy -> (profile) -> server`: a
-`HostBoundMcpToolset` that is `PROFILE_BOUND` (its runtime toolset built
-with `AppsClientBinding(readiness.client_extensions())`) exactly when
-`check_readiness(profile, ...)` is bindable, and `MODEL_ONLY` (no binding,
-no advertisement) otherwise. Whether a toolset is Apps-routed is decided
-from this configuration alone; no session is read. `readiness_report()`
-says, per toolset, whether it is bound and, if not, why (`status`).
+Built once from configuration (toolset ids to `McpToolsetSpec`s and one
+host profile, or none), the registry materializes one `HostBoundMcpToolset`
+per toolset: profile-bound when the profile is bindable, model-only
+otherwise. Withdrawal and rebind never change a proxy in place: a new
+binding generation replaces it, and the old one is drained and closed. It
+also owns the registry event loop and the Runner lease ledger. Design:
+docs/design/binding.md.
 
-Generations. The registry keeps one monotonic binding generation. A
-withdrawal (`revoke()`, or `recheck()` finding readiness lost) and a
-`rebind(profile)` never change a proxy in place: under the admin lock the
-registry constructs replacement proxies, then
+Example:
 
-1. atomically installs them, bumps the generation and shuts the old proxies'
-   gates (they enter `REVOKING`), and calls every revocation hook (Views,
-   leases, permits and pending commits of later parts register there);
-2. drains the old proxies' admitted work, cancelling what outlives the
-   bound;
-3. closes the old runtime toolsets, so every Apps-advertising connection is
-   terminated (an initialized connection cannot retract its advertisement);
-4. drives the old proxies `REVOKING -> CLOSED`.
-
-`lookup()` therefore returns the old proxy before the swap and the new one
-after it, never neither. Old declarations and tools fail with
-`StaleGenerationError` and never reach the new proxy. A failed rebind (the
-profile is not bindable) withdraws what is bound and leaves model-only
-proxies serving.
-
-The Agent-facing object is `toolset(toolset_id)`, a stable, non-owning
-`BaseToolset` that resolves the current proxy on every listing; its
-`close()` (reached from `Runner.close()`) releases nothing, like the
-proxy's. Shutdown (`aclose()`) closes exactly the proxies the registry
-constructed, each once, then the registry's event loop.
-
-The registry owns a `RegistryEventLoop` (started by `start()`, closed by
-`aclose()`, exposed as `event_loop`) and builds every profile-bound binding
-with it (`AppsClientBinding(..., registry_loop=...)`), so every app-safe
-listing, call, read and close runs on the registry thread (`loop_routing`,
-P2-LOOP-01). The proxy's admission gate is checked in the caller's task and
-carried to the registry-loop task as an admission ticket, so admitted work
-still drains after a revoke. Closing a runtime toolset (withdrawal step 3,
-shutdown, a lease epoch's last release) closes its routed sessions on the
-registry loop and awaits them, so step 3 observes the connection closed.
-
-The registry also owns the Runner lease ledger (`leases`, `bind_runner`):
-see `bind_runner` for epochs, rebind and shutdown. Shutdown closes the open
-lease epochs first, then the proxies, then the loop.
+  registry = McpAppBindingRegistry({'weather': spec}, profile=profile)
+  await registry.start()
+  report = registry.readiness_report()
 """
 
 from __future__ import annotations
@@ -117,9 +80,9 @@ from .errors import StaleGenerationError
 from .errors import UnboundToolsetError
 from .errors import WideningOverrideError
 from .leases import DEFAULT_RETRY_POLICY
-from .leases import GenerationClosedError
-from .leases import GenerationState
 from .leases import LeaseError
+from .leases import LeaseErrorReason
+from .leases import LeaseGenerationState
 from .leases import LeaseRetryPolicy
 from .leases import LeaseToken
 from .leases import RunnerLeaseLedger
@@ -127,8 +90,8 @@ from .proxy import DEFAULT_DRAIN_TIMEOUT
 from .proxy import DrainResult
 from .proxy import HostBoundMcpToolset
 from .proxy import ProxyState
-from .proxy import RoutingFactory
 from .registry_loop import RegistryEventLoop
+from .sealed_runtime import RoutingFactory
 from .spec import McpToolsetSpec
 from .status import ReadinessReport
 from .status import toolset_readiness
@@ -720,7 +683,7 @@ class McpAppBindingRegistry:
         if (
             key is None
             or key.binding_generation != proxy.binding_generation
-            or self._leases.state(key) is not GenerationState.OPEN
+            or self._leases.state(key) is not LeaseGenerationState.OPEN
         ):
           epoch = (
               key.epoch + 1
@@ -735,7 +698,9 @@ class McpAppBindingRegistry:
           entry.lease_key = key
       try:
         return _leases.bind_runner(runner, self._leases, key)
-      except GenerationClosedError:
+      except LeaseError as error:
+        if error.reason is not LeaseErrorReason.GENERATION_CLOSED:
+          raise
         continue  # Its last token was released meanwhile: a new epoch.
 
   async def _close_lease_epoch(
@@ -800,14 +765,12 @@ class McpAppBindingRegistry:
     self._connections.configure(_generation_policy(profile))
 
     def build(
-        runtime: Any,
         binding: AppsClientBinding,
         admission_check: Callable[[], None],
     ) -> AppSafeToolRouting:
       if not binding.app_safe:
         raise ValueError('The app-safe class needs an app-safe binding')
-      # pylint: disable=protected-access
-      params, errlog = runtime._connection_params, runtime._errlog
+      params, errlog = entry.spec.connection_params, entry.spec.errlog
 
       def connect(headers: Optional[dict[str, str]]) -> AppSafeConnection:
         return AppSafeConnection(params, errlog, binding, headers)

@@ -14,23 +14,18 @@
 
 """The binding registry's dedicated event loop, where its connections live.
 
-anyio and the MCP client are bound to the event loop that created them: a
-`ClientSession`, its transport's task group, a stdio subprocess transport.
-A synchronous `Runner.run()` executes on a short-lived worker loop that dies
-with the run, yet a View's app-safe connection must outlive that run (the
-View calls back into it later, from the host server's loop). So the registry
-owns one long-lived loop on its own thread (`RegistryEventLoop`), and every
-app-safe listing, call, read, bootstrap and close marshals onto it through
-thread-safe futures; the connection never notices which loop asked.
+MCP client sessions are bound to the loop that created them, but a View's
+app-safe connection must outlive the short-lived loop of a `Runner.run()`.
+`RegistryEventLoop` runs one long-lived loop on its own thread; transport
+I/O is marshalled onto it, and user callbacks are marshalled back to their
+own loop (`marshal_callback`). Design: docs/design/binding.md.
 
-Only transport I/O runs on that thread. User code (progress callbacks, tool
-filters, header providers) must never see it, because ADK hands such code a
-live, state-mutating context owned by the caller's loop:
-`RegistryEventLoop.marshal_callback` wraps a callback so that, when the SDK
-invokes it on the registry loop, it runs on the loop that wrapped it.
+Example:
 
-RFC §6, "Connection ownership, the registry loop, and multi-View lifetime";
-conformance cases P2-LOOP-01..06.
+  loop = RegistryEventLoop()
+  loop.start()
+  result = await loop.run(session.list_tools)
+  await loop.aclose()
 """
 
 from __future__ import annotations
@@ -39,6 +34,7 @@ import asyncio
 from collections.abc import Awaitable
 from collections.abc import Callable
 from collections.abc import Coroutine
+from collections.abc import Iterator
 import concurrent.futures
 import contextlib
 import contextvars
@@ -56,7 +52,7 @@ from typing import TypeVar
 from typing import TypeVarTuple
 from typing import Unpack
 
-from ..errors import McpAppsError
+from .errors import ReasonedBindingError
 
 logger = logging.getLogger('google_adk.' + __name__)
 
@@ -78,48 +74,52 @@ _SESSION_CLOSE_SHARE = 0.8
 """Share of the remaining close budget given to graceful session closes."""
 
 
-class RegistryLoopError(McpAppsError):
-  """Base class of the registry loop's errors."""
+class RegistryLoopErrorReason(enum.Enum):
+  """Why the registry loop refused or lost a piece of work."""
 
-
-class RegistryLoopNotStartedError(RegistryLoopError):
+  NOT_STARTED = 'not_started'
   """Work was submitted before `RegistryEventLoop.start()`."""
 
+  CLOSED = 'closed'
+  """The loop is closing or closed: work submitted after `close()` began,
+  or a caller whose registry-side task the shutdown cancelled."""
 
-class RegistryLoopClosedError(RegistryLoopError):
-  """The registry loop is closing or closed.
+  THREAD_REENTRY = 'thread_reentry'
+  """A blocking call (`run_sync`, `close`) was made from the registry thread
+  itself, where it would deadlock."""
 
-  Raised for work submitted after `close()` began, and to a caller whose
-  registry-side task the shutdown cancelled.
+  WORK_CANCELLED = 'work_cancelled'
+  """The registry-side task was cancelled without the caller asking."""
+
+  CLOSE_TIMEOUT = 'close_timeout'
+  """`close()` did not finish within its timeout; calling it again waits
+  again, and the shutdown already started goes on."""
+
+  CALLBACK_OWNER = 'callback_owner'
+  """A callback cannot be bound to an owning loop: no loop runs in the
+  calling thread, or it is the registry thread (user code never runs
+  there)."""
+
+
+class RegistryLoopError(ReasonedBindingError[RegistryLoopErrorReason]):
+  """The registry loop refused or lost a piece of work."""
+
+
+@contextlib.contextmanager
+def suppress_loop_errors(*reasons: RegistryLoopErrorReason) -> Iterator[None]:
+  """Suppresses a `RegistryLoopError` of one of `reasons`; re-raises others.
+
+  Args:
+    *reasons: The reasons to suppress.
+
+  Yields:
+    Nothing.
   """
-
-
-class RegistryThreadReentryError(RegistryLoopError):
-  """A blocking call was made from the registry thread itself.
-
-  `run_sync` and `close` block the calling thread until the registry loop
-  answers; on the registry thread that would deadlock, so they refuse.
-  """
-
-
-class RegistryWorkCancelledError(RegistryLoopError):
-  """The registry-side task was cancelled without the caller asking for it."""
-
-
-class RegistryLoopCloseTimeoutError(RegistryLoopError):
-  """`close()` did not finish (the thread is still alive) within its timeout.
-
-  Calling `close()` again waits again; the shutdown already started goes on.
-  """
-
-
-class CallbackOwnerError(RegistryLoopError):
-  """A callback cannot be bound to an owning loop.
-
-  Raised by `marshal_callback` when no loop is running in the calling thread
-  (there is no owner to marshal back to) or when it is called on the
-  registry thread (user code must never run there).
-  """
+  try:
+    yield
+  except RegistryLoopError as error:
+    if error.reason not in reasons:
+      raise
 
 
 class _State(enum.Enum):
@@ -202,13 +202,15 @@ class RegistryEventLoop:
     Idempotent while running.
 
     Raises:
-      RegistryLoopClosedError: `close()` has already begun.
+      RegistryLoopError (CLOSED): `close()` has already begun.
     """
     with self._lock:
       if self._state is _State.RUNNING:
         return
       if self._state is not _State.NEW:
-        raise RegistryLoopClosedError('The registry loop has been closed.')
+        raise RegistryLoopError(
+            RegistryLoopErrorReason.CLOSED, 'The registry loop has been closed.'
+        )
       loop = asyncio.new_event_loop()
       ready = threading.Event()
       thread = threading.Thread(
@@ -275,13 +277,14 @@ class RegistryEventLoop:
       timeout: Seconds for the whole shutdown, joining the thread included.
 
     Raises:
-      RegistryThreadReentryError: Called from the registry thread.
-      RegistryLoopCloseTimeoutError: The thread is still alive after
+      RegistryLoopError (THREAD_REENTRY): Called from the registry thread.
+      RegistryLoopError (CLOSE_TIMEOUT): The thread is still alive after
         `timeout`.
     """
     if self.is_registry_thread():
-      raise RegistryThreadReentryError(
-          'close() would join the registry thread from itself.'
+      raise RegistryLoopError(
+          RegistryLoopErrorReason.THREAD_REENTRY,
+          'close() would join the registry thread from itself.',
       )
     deadline = time.monotonic() + timeout
     with self._lock:
@@ -301,9 +304,10 @@ class RegistryEventLoop:
     assert thread is not None
     thread.join(max(0.0, deadline - time.monotonic()))
     if thread.is_alive():
-      raise RegistryLoopCloseTimeoutError(
+      raise RegistryLoopError(
+          RegistryLoopErrorReason.CLOSE_TIMEOUT,
           f'The registry thread {thread.name!r} did not stop within'
-          f' {timeout} s.'
+          f' {timeout} s.',
       )
     with self._lock:
       self._state = _State.CLOSED
@@ -396,11 +400,13 @@ class RegistryEventLoop:
       A function that unregisters the hook (idempotent).
 
     Raises:
-      RegistryLoopClosedError: `close()` has already begun.
+      RegistryLoopError (CLOSED): `close()` has already begun.
     """
     with self._lock:
       if self.closed:
-        raise RegistryLoopClosedError('The registry loop is closing.')
+        raise RegistryLoopError(
+            RegistryLoopErrorReason.CLOSED, 'The registry loop is closing.'
+        )
       hook_id = self._next_hook_id
       self._next_hook_id += 1
       self._shutdown_hooks[hook_id] = hook
@@ -420,11 +426,14 @@ class RegistryEventLoop:
     submission = _Submission(coro_factory)
     with self._lock:
       if self._state is _State.NEW:
-        raise RegistryLoopNotStartedError(
-            'The registry loop has not been started.'
+        raise RegistryLoopError(
+            RegistryLoopErrorReason.NOT_STARTED,
+            'The registry loop has not been started.',
         )
       if self._state is not _State.RUNNING:
-        raise RegistryLoopClosedError('The registry loop is closing.')
+        raise RegistryLoopError(
+            RegistryLoopErrorReason.CLOSED, 'The registry loop is closing.'
+        )
       loop = self._loop
       assert loop is not None
       # Under the lock: shutdown is scheduled under it too, so this start
@@ -496,16 +505,18 @@ class RegistryEventLoop:
       What `fn` returned.
 
     Raises:
-      RegistryLoopNotStartedError: `start()` was never called.
-      RegistryLoopClosedError: The loop is closing, or its shutdown
+      RegistryLoopError (NOT_STARTED): `start()` was never called.
+      RegistryLoopError (CLOSED): The loop is closing, or its shutdown
         cancelled this work.
-      RegistryWorkCancelledError: Something other than this caller cancelled
-        the registry-side task.
+      RegistryLoopError (WORK_CANCELLED): Something other than this caller
+        cancelled the registry-side task.
       Exception: Whatever `fn` raised.
     """
     if self.is_registry_thread():
       if self.closed:
-        raise RegistryLoopClosedError('The registry loop is closing.')
+        raise RegistryLoopError(
+            RegistryLoopErrorReason.CLOSED, 'The registry loop is closing.'
+        )
       return await fn(*args)
     submission = self._submit(lambda: fn(*args))
     waiter = asyncio.wrap_future(submission.outcome)
@@ -536,11 +547,13 @@ class RegistryEventLoop:
 
   def _cancelled_error(self) -> RegistryLoopError:
     if self.closed:
-      return RegistryLoopClosedError(
-          'The registry loop shut down while this work was in flight.'
+      return RegistryLoopError(
+          RegistryLoopErrorReason.CLOSED,
+          'The registry loop shut down while this work was in flight.',
       )
-    return RegistryWorkCancelledError(
-        'The registry-side task was cancelled on the registry loop.'
+    return RegistryLoopError(
+        RegistryLoopErrorReason.WORK_CANCELLED,
+        'The registry-side task was cancelled on the registry loop.',
     )
 
   def run_sync(
@@ -563,15 +576,16 @@ class RegistryEventLoop:
       What `fn` returned.
 
     Raises:
-      RegistryThreadReentryError: Called from the registry thread.
+      RegistryLoopError (THREAD_REENTRY): Called from the registry thread.
       TimeoutError: `timeout` elapsed; the task was cancelled.
-      RegistryLoopNotStartedError, RegistryLoopClosedError,
-      RegistryWorkCancelledError: As for `run`.
+      RegistryLoopError (NOT_STARTED, CLOSED, WORK_CANCELLED): As for
+        `run`.
       Exception: Whatever `fn` raised.
     """
     if self.is_registry_thread():
-      raise RegistryThreadReentryError(
-          'run_sync() on the registry thread would deadlock; await run().'
+      raise RegistryLoopError(
+          RegistryLoopErrorReason.THREAD_REENTRY,
+          'run_sync() on the registry thread would deadlock; await run().',
       )
     submission = self._submit(lambda: fn(*args))
     try:
@@ -617,18 +631,20 @@ class RegistryEventLoop:
       An async callable with the callback's parameters.
 
     Raises:
-      CallbackOwnerError: No loop is running in this thread, or this is the
-        registry thread.
+      RegistryLoopError (CALLBACK_OWNER): No loop is running in this
+        thread, or this is the registry thread.
     """
     if self.is_registry_thread():
-      raise CallbackOwnerError(
-          'User callbacks may not be bound to the registry loop.'
+      raise RegistryLoopError(
+          RegistryLoopErrorReason.CALLBACK_OWNER,
+          'User callbacks may not be bound to the registry loop.',
       )
     try:
       owner = asyncio.get_running_loop()
     except RuntimeError:
-      raise CallbackOwnerError(
-          'marshal_callback() needs a running loop to marshal back to.'
+      raise RegistryLoopError(
+          RegistryLoopErrorReason.CALLBACK_OWNER,
+          'marshal_callback() needs a running loop to marshal back to.',
       ) from None
     captured = contextvars.copy_context()
     name = getattr(callback, '__qualname__', repr(callback))

@@ -14,26 +14,16 @@
 
 """`McpToolsetSpec`: what the registry needs to construct an `McpToolset`.
 
-The binding registry never adopts a toolset somebody else built: an
-initialized MCP connection cannot change what it advertised, and a toolset
-built by application code has already decided its callbacks (RFC section 1).
-So the registry is configured with specs, and it constructs each toolset
-itself, exactly once per proxy, with or without the Apps client binding.
+The registry never adopts a toolset somebody else built (an initialized
+connection cannot change what it advertised); it builds each one from a
+spec. A spec is lossless (every constructor argument but the registry's
+own), connection-only and immutable; a spec from agent configuration passes
+upstream's config-stdio gate. Design: docs/design/binding.md.
 
-A spec is lossless (every `McpToolset` constructor argument except the
-registry-private `_apps_client_binding`), connection-only (no profile, live
-client or session), and immutable (connection parameters, auth scheme and
-credential are deep-copied in and out, the tool filter list is frozen into a
-tuple). Callables (tool filter predicates, header provider, progress,
-sampling and elicitation callbacks) are held by reference: they are code.
+Example:
 
-Upstream's `McpToolset` in this release takes no roots callback, so a spec
-has none either; `ROOTS_SUPPORTED` says whether the installed toolset does.
-
-A spec loaded from agent configuration passes upstream's config-stdio gate
-(`ADK_ALLOW_CONFIG_STDIO_MCP_SERVERS`): a config may not launch a local
-process unless the application allows it. A spec constructed in code is
-trusted, like code constructing an `McpToolset`.
+  spec = McpToolsetSpec(connection_params=params, tool_filter=('search',))
+  toolset = spec.build()
 """
 
 from __future__ import annotations
