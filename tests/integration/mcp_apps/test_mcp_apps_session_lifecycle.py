@@ -657,12 +657,8 @@ async def test_sls09_retired_creator_fails_in_its_transaction(world: World):
   await _only_b(world)
   # The seam itself refuses A's token too.
   with pytest.raises(FenceRetiredError):
-    await world.service.create_if_fence_current(
-        app_name='app',
-        user_id='alice',
-        session_id='session-1',
-        fence=FenceToken(1, 'A'),
-        import_digest='sha256:0',
+    await world.manager.fence.create_if_fence_current(
+        KEY, FenceToken(1, 'A'), state=None, events=(), digest='sha256:0'
     )
   await a.close()
   await b.close()

@@ -39,8 +39,8 @@ from .errors import SessionNotAdmittedError
 from .errors import StaleIncarnationError
 from .fenced_creation import fence_for
 from .fenced_creation import FenceToken
-from .fenced_creation import finalize_imported_events
-from .fenced_creation import import_digest
+from .imported_events import finalize_imported_events
+from .imported_events import import_digest
 from .manager import FaultPoint
 from .manager import RecoveryOutcome
 from .manager import SealedStoreParticipant

@@ -88,9 +88,9 @@ from .fenced_creation import fence_for
 from .fenced_creation import FenceRow
 from .fenced_creation import FenceState
 from .fenced_creation import FenceToken
-from .fenced_creation import finalize_imported_events
-from .fenced_creation import import_digest
 from .fenced_creation import SessionCreationFence
+from .imported_events import finalize_imported_events
+from .imported_events import import_digest
 
 logger = logging.getLogger('google_adk.' + __name__)
 
@@ -372,10 +372,6 @@ class SessionLifecycleManager:
     return created, active
 
   async def _row_exists(self, session: SessionKey) -> bool:
-    probe = getattr(self.fence, 'session_row_exists', None)
-    if probe is not None:
-      # One indexed SELECT instead of loading the Session and its states.
-      return bool(await probe(session))
     found = await self.session_service.get_session(
         **_key_args(session), config=GetSessionConfig(num_recent_events=0)
     )
