@@ -59,17 +59,16 @@ from google.adk.mcp_apps.contracts.session_lifecycle_store import CreationReceip
 from google.adk.mcp_apps.contracts.session_lifecycle_store import LifecycleConflictError
 from google.adk.mcp_apps.contracts.session_lifecycle_store import LifecycleRecord
 from google.adk.mcp_apps.contracts.session_lifecycle_store import LifecycleState
+from google.adk.mcp_apps.lifecycle import CreationFenceError
 from google.adk.mcp_apps.lifecycle import FaultPoint
-from google.adk.mcp_apps.lifecycle import FenceRetiredError
 from google.adk.mcp_apps.lifecycle import FenceToken
 from google.adk.mcp_apps.lifecycle import finalize_imported_events
 from google.adk.mcp_apps.lifecycle import import_digest
 from google.adk.mcp_apps.lifecycle import ReceiptMismatchError
 from google.adk.mcp_apps.lifecycle import SealedStoreParticipant
-from google.adk.mcp_apps.lifecycle import SessionCreatingError
-from google.adk.mcp_apps.lifecycle import SessionDeletingError
 from google.adk.mcp_apps.lifecycle import SessionExistsError
 from google.adk.mcp_apps.lifecycle import SessionLifecycleManager
+from google.adk.mcp_apps.lifecycle import SessionNotAdmittedError
 from google.adk.mcp_apps.lifecycle import StaleIncarnationError
 from google.adk.mcp_apps.lifecycle import Step
 from google.adk.mcp_apps.lifecycle.fenced_creation import FENCE_TABLE
@@ -564,7 +563,9 @@ async def test_sls07_creating_denies_admission(world: World):
   world.manager._fault_hook = pause
   task = asyncio.create_task(world.manager.create(KEY))
   await pause.reached.wait()
-  with pytest.raises(SessionCreatingError) as caught:
+  with pytest.raises(
+      SessionNotAdmittedError, match=r'while creating\('
+  ) as caught:
     await world.manager.admit(KEY)
   assert caught.value.incarnation == 1
   pause.release.set()
@@ -586,7 +587,7 @@ async def test_sls08_active_only_after_durable_receipted_row(world: World):
     )
     await pause.reached.wait()
     assert (await world.store.read(KEY)).state is LifecycleState.CREATING
-    with pytest.raises(SessionCreatingError):
+    with pytest.raises(SessionNotAdmittedError, match=r'while creating\('):
       await world.manager.admit(KEY)
     pause.release.set()
     await task
@@ -644,7 +645,7 @@ async def test_sls09_retired_creator_fails_in_its_transaction(world: World):
   )
   await pause_b.reached.wait()
   pause_a.release.set()
-  with pytest.raises(FenceRetiredError):
+  with pytest.raises(CreationFenceError, match=r'\(retired: '):
     await task_a
   assert (
       await world.service.get_session(
@@ -656,7 +657,7 @@ async def test_sls09_retired_creator_fails_in_its_transaction(world: World):
   await task_b
   await _only_b(world)
   # The seam itself refuses A's token too.
-  with pytest.raises(FenceRetiredError):
+  with pytest.raises(CreationFenceError, match=r'\(retired: '):
     await world.manager.fence.create_if_fence_current(
         KEY, FenceToken(1, 'A'), state=None, events=(), digest='sha256:0'
     )
@@ -671,7 +672,7 @@ async def test_sls10_reverse_order_b_commits_first(world: World):
       KEY, events=imported_events(1, 'b'), operation_id='B'
   )
   pause_a.release.set()
-  with pytest.raises(FenceRetiredError):
+  with pytest.raises(CreationFenceError, match=r'\(retired: '):
     await task_a
   await _only_b(world)
   await a.close()
@@ -698,10 +699,10 @@ async def test_sls11_reclaim_advances_fence_before_b_reserves(world: World):
       'A',
   )
   assert (reserved.incarnation, reserved.operation_id) == (2, 'B')
-  with pytest.raises(FenceRetiredError):
+  with pytest.raises(CreationFenceError, match=r'\(retired: '):
     await a.manager.fence.arm(KEY, FenceToken(1, 'A'))
   pause_a.release.set()
-  with pytest.raises(FenceRetiredError):
+  with pytest.raises(CreationFenceError, match=r'\(retired: '):
     await task_a
   await a.close()
   await b.close()
@@ -941,7 +942,7 @@ async def test_sls27_deleting_denies_new_admission(world: World):
   task = asyncio.create_task(world.manager.delete(KEY))
   await pause.reached.wait()
   fresh = build(world.env)
-  with pytest.raises(SessionDeletingError):
+  with pytest.raises(SessionNotAdmittedError, match=r'while deleting\('):
     await fresh.manager.admit(KEY)
   await fresh.close()
   pause.release.set()
@@ -1005,7 +1006,7 @@ async def test_sls36_recreate_racing_deletion_completion(world: World):
   deletion = asyncio.create_task(world.manager.delete(KEY))
   await pause.reached.wait()
   racer = build(world.env)
-  with pytest.raises(SessionDeletingError):
+  with pytest.raises(SessionNotAdmittedError, match=r'while deleting\('):
     await racer.manager.create(KEY)
   stale = LifecycleRecord(KEY, LifecycleState.DELETED, 1)
   with pytest.raises(LifecycleConflictError):
@@ -1222,7 +1223,7 @@ async def test_sls47_create_racing_deleting_fails_until_done(world: World):
   await pause.reached.wait()
   other = build(world.env)
   for _ in range(2):
-    with pytest.raises(SessionDeletingError):
+    with pytest.raises(SessionNotAdmittedError, match=r'while deleting\('):
       await other.manager.create(KEY)
   pause.release.set()
   await deletion
@@ -1349,7 +1350,7 @@ async def test_sls_creation_crash_points(
     )
     assert [e.invocation_id for e in stored.events] == ['inv-b-0']
     assert created.incarnation == (1 if expect == 'absent' else 2)
-    with pytest.raises(FenceRetiredError):
+    with pytest.raises(CreationFenceError, match=r'\(retired: '):
       await world.manager.fence.create_if_fence_current(
           KEY, FenceToken(1, 'A'), state=None, events=[], digest='sha256:0'
       )
@@ -1403,9 +1404,9 @@ async def test_sls29_deletion_crash_points_resume(
   run_worker(crash_env, 'delete', point)
   world = build(crash_env)
   try:
-    with pytest.raises(SessionDeletingError):
+    with pytest.raises(SessionNotAdmittedError, match=r'while deleting\('):
       await world.manager.admit(KEY)
-    with pytest.raises(SessionDeletingError):
+    with pytest.raises(SessionNotAdmittedError, match=r'while deleting\('):
       await world.manager.create(KEY)
     before = await world.store.read(KEY)
     final = await world.manager.resume_deletion(KEY)

@@ -57,8 +57,9 @@ from ..contracts.replay_classification import ToolIdentity
 from ..contracts.scope import SessionKey
 from ..contracts.session_authorizer import SessionPurpose
 from ..profile.host_profile import McpAppsHostProfile
+from ..sealing.errors import SealingError
+from ..sealing.errors import SealingErrorReason
 from ..sealing.refresh_record import RefreshInvocationRecord
-from ..sealing.refresh_record import RefreshRecordCorruptError
 from ..sealing.resolver import GatedResultResolver
 from ..sealing.resolver import SealedResolutionError
 
@@ -152,7 +153,9 @@ async def cold_affordance(
     record = resolved.refresh_record()
   except SealedResolutionError as e:
     return _placeholder(call_id, e.fault.value)
-  except RefreshRecordCorruptError:
+  except SealingError as e:
+    if e.reason is not SealingErrorReason.REFRESH_RECORD_CORRUPT:
+      raise
     return _placeholder(call_id, 'refresh_record_unavailable')
   descriptor = resolved.descriptor
   if (

@@ -26,14 +26,10 @@ typed refusals. Nothing here runs without such a configuration.
 
 from .errors import AdoptionRefusedError
 from .errors import CreationFenceError
-from .errors import FenceAlreadyCommittedError
-from .errors import FenceRetiredError
+from .errors import FenceRefusal
 from .errors import FenceUnsupportedError
 from .errors import ReceiptMismatchError
-from .errors import SessionCreatingError
-from .errors import SessionDeletingError
 from .errors import SessionExistsError
-from .errors import SessionGoneError
 from .errors import SessionLifecycleError
 from .errors import SessionNotAdmittedError
 from .errors import StaleIncarnationError
@@ -51,17 +47,13 @@ __all__ = [
     'AdoptionRefusedError',
     'CreationFenceError',
     'FaultPoint',
-    'FenceAlreadyCommittedError',
-    'FenceRetiredError',
+    'FenceRefusal',
     'FenceToken',
     'FenceUnsupportedError',
     'ReceiptMismatchError',
     'RecoveryOutcome',
     'SealedStoreParticipant',
-    'SessionCreatingError',
-    'SessionDeletingError',
     'SessionExistsError',
-    'SessionGoneError',
     'SessionLifecycleError',
     'SessionLifecycleManager',
     'SessionNotAdmittedError',

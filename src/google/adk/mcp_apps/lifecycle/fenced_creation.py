@@ -48,8 +48,7 @@ from ...events.event import Event
 from ...sessions.session import Session
 from ..contracts.scope import SessionKey
 from .errors import CreationFenceError
-from .errors import FenceAlreadyCommittedError
-from .errors import FenceRetiredError
+from .errors import FenceRefusal
 from .errors import FenceUnsupportedError
 
 FENCE_TABLE = 'adk_mcp_apps_session_fences'
@@ -169,7 +168,8 @@ def _arm_refusal(
       and row.state in (FenceState.ARMED, FenceState.COMMITTED)
   ):
     return None
-  return FenceRetiredError(
+  return CreationFenceError(
+      FenceRefusal.RETIRED,
       session,
       incarnation=token.incarnation,
       operation_id=token.operation_id,
@@ -196,7 +196,8 @@ def _retire_outcome(
       and row.operation_id == token.operation_id
       and row.state == FenceState.COMMITTED
   ):
-    raise FenceAlreadyCommittedError(
+    raise CreationFenceError(
+        FenceRefusal.ALREADY_COMMITTED,
         session,
         incarnation=token.incarnation,
         operation_id=token.operation_id,
@@ -204,6 +205,7 @@ def _retire_outcome(
         detail='the creator committed; verify its receipt instead',
     )
   raise CreationFenceError(
+      FenceRefusal.OTHER_OPERATION,
       session,
       incarnation=token.incarnation,
       operation_id=token.operation_id,
@@ -326,7 +328,7 @@ class SqlSessionFence(abc.ABC, Generic[ConnectionT]):
     """Commits the Session row, events and receipt iff the fence is armed.
 
     Raises:
-      FenceRetiredError: The fence is not armed for `token`; nothing
+      CreationFenceError: (`RETIRED`) The fence is not armed for `token`; nothing
         was written.
       AlreadyExistsError: The Session row exists; nothing was written.
     """
@@ -341,7 +343,8 @@ class SqlSessionFence(abc.ABC, Generic[ConnectionT]):
       ):
         await self._rollback(connection)
         row = await self.read(session)
-        raise FenceRetiredError(
+        raise CreationFenceError(
+            FenceRefusal.RETIRED,
             session,
             incarnation=token.incarnation,
             operation_id=token.operation_id,

@@ -75,12 +75,10 @@ from ..contracts.session_lifecycle_store import LifecycleRecord
 from ..contracts.session_lifecycle_store import LifecycleState
 from ..contracts.session_lifecycle_store import SessionLifecycleStore
 from .errors import AdoptionRefusedError
-from .errors import FenceAlreadyCommittedError
+from .errors import CreationFenceError
+from .errors import FenceRefusal
 from .errors import ReceiptMismatchError
-from .errors import SessionCreatingError
-from .errors import SessionDeletingError
 from .errors import SessionExistsError
-from .errors import SessionGoneError
 from .errors import SessionNotAdmittedError
 from .errors import StaleIncarnationError
 from .fenced_creation import FaultHook
@@ -250,9 +248,8 @@ class SessionLifecycleManager:
     """The incarnation app work may use now.
 
     Raises:
-      SessionCreatingError: `CREATING(n)`.
-      SessionDeletingError: `DELETING(n)`.
-      SessionGoneError: `ABSENT` or `DELETED(n)`.
+      SessionNotAdmittedError: `CREATING(n)`, `DELETING(n)`, `ABSENT` or
+        `DELETED(n)` (its `state` says which).
     """
     record = await self.store.read(session)
     if record.state is LifecycleState.ACTIVE:
@@ -309,9 +306,10 @@ class SessionLifecycleManager:
 
     Raises:
       SessionExistsError: The key is `ACTIVE` or `CREATING`.
-      SessionDeletingError: The key is `DELETING` (retry once deleted).
+      SessionNotAdmittedError: The key is `DELETING` (retry once deleted).
       LifecycleConflictError: A racing creator reserved first.
-      FenceRetiredError: This creator was retired (reclaimed) meanwhile.
+      CreationFenceError: (`RETIRED`) This creator was retired (reclaimed)
+        meanwhile.
       ReceiptMismatchError: The committed receipt does not match.
     """
     op = operation_id or f'create-{uuid.uuid4().hex}'
@@ -323,7 +321,7 @@ class SessionLifecycleManager:
         self.store.read(session), self._row_exists(session)
     )
     if record.state is LifecycleState.DELETING:
-      raise SessionDeletingError(session, record.state, record.incarnation)
+      raise SessionNotAdmittedError(session, record.state, record.incarnation)
     if record.state not in (LifecycleState.ABSENT, LifecycleState.DELETED):
       raise SessionExistsError(session, record.state, record.incarnation)
     if record.state is LifecycleState.ABSENT and row_exists:
@@ -401,7 +399,9 @@ class SessionLifecycleManager:
       return await self._activate_verified(session, record, row)
     try:
       await self.fence.retire(session, token)
-    except FenceAlreadyCommittedError:
+    except CreationFenceError as e:
+      if e.reason is not FenceRefusal.ALREADY_COMMITTED:
+        raise
       # The creator committed between our read and the retire.
       row = await self.fence.read(session)
       return await self._activate_verified(session, record, row)
@@ -622,15 +622,9 @@ def check_incarnation(
 
 def not_admitted_error(record: LifecycleRecord) -> SessionNotAdmittedError:
   """The typed admission refusal for a Session not `ACTIVE`."""
-  if record.state is LifecycleState.CREATING:
-    return SessionCreatingError(
-        record.session, record.state, record.incarnation
-    )
-  if record.state is LifecycleState.DELETING:
-    return SessionDeletingError(
-        record.session, record.state, record.incarnation
-    )
-  return SessionGoneError(record.session, record.state, record.incarnation)
+  return SessionNotAdmittedError(
+      record.session, record.state, record.incarnation
+  )
 
 
 def _is_commit_of(row: Optional[FenceRow], token: FenceToken) -> bool:

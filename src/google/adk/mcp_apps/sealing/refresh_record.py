@@ -39,15 +39,11 @@ from pydantic import ConfigDict
 from ..canonical_json import canonicalize
 from ..canonical_json import CanonicalJsonError
 from ..canonical_json import Purpose
-from ..errors import McpAppsError
+from .errors import SealingError
+from .errors import SealingErrorReason
 
 REFRESH_RECORD_VERSION = 1
 """The record format this host writes and reads."""
-
-
-class RefreshRecordCorruptError(McpAppsError):
-  """The sealed refresh record does not parse; cold replay shows the
-  placeholder only."""
 
 
 class RefreshInvocationRecord(BaseModel):
@@ -111,11 +107,14 @@ class RefreshInvocationRecord(BaseModel):
     """Parses sealed record bytes.
 
     Raises:
-      RefreshRecordCorruptError: Missing, not canonical JSON of this
+      SealingError: (`REFRESH_RECORD_CORRUPT`) Missing, not canonical JSON of this
         format, or a field is missing or mistyped.
     """
     if data is None:
-      raise RefreshRecordCorruptError('The envelope holds no refresh record')
+      raise SealingError(
+          SealingErrorReason.REFRESH_RECORD_CORRUPT,
+          'The envelope holds no refresh record',
+      )
     try:
       value = json.loads(data.decode('utf-8'))
       # Re-encoding must give the very bytes: an edit that still parses is
@@ -133,6 +132,7 @@ class RefreshInvocationRecord(BaseModel):
         ValueError,
     ) as e:
       # pydantic's ValidationError is a ValueError.
-      raise RefreshRecordCorruptError(
-          f'The refresh record is corrupt ({type(e).__name__})'
+      raise SealingError(
+          SealingErrorReason.REFRESH_RECORD_CORRUPT,
+          f'The refresh record is corrupt ({type(e).__name__})',
       ) from e

@@ -63,10 +63,11 @@ from ..descriptor.sealed_reference import SEALED_REFERENCE_SCHEMA_VERSION
 from ..descriptor.sealed_reference import SealedResultReference
 from ..descriptor.widget_descriptor import LegacyMcpWidget
 from ..descriptor.widget_descriptor import McpAppWidgetDescriptor
-from ..errors import McpAppsError
 from ..profile.fingerprint import BindingRevisionError
 from ..profile.fingerprint import verify_binding_revision
 from ..profile.host_profile import McpAppsHostProfile
+from .errors import SealingError
+from .errors import SealingErrorReason
 from .refresh_record import RefreshInvocationRecord
 
 
@@ -105,7 +106,7 @@ class ResolutionFault(enum.Enum):
   """The record fails its store-private digest."""
 
 
-class SealedResolutionError(McpAppsError):
+class SealedResolutionError(SealingError):
   """The resolver released nothing; the host shows the read-only render.
 
   Attributes:
@@ -117,12 +118,15 @@ class SealedResolutionError(McpAppsError):
       self, fault: ResolutionFault, function_call_id: str, detail: str = ''
   ) -> None:
     self.fault = fault
-    self.function_call_id = function_call_id
     message = (
         f'Sealed result of function call {function_call_id!r} not released'
         f' ({fault.value})'
     )
-    super().__init__(f'{message}: {detail}' if detail else message)
+    super().__init__(
+        SealingErrorReason.NOT_RELEASED,
+        f'{message}: {detail}' if detail else message,
+        function_call_id=function_call_id,
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -171,7 +175,7 @@ class ResolvedResult:
     """The call's refresh-invocation record.
 
     Raises:
-      RefreshRecordCorruptError: Missing or corrupt.
+      SealingError: (`REFRESH_RECORD_CORRUPT`) Missing or corrupt.
     """
     return RefreshInvocationRecord.from_bytes(self.envelope.refresh_record)
 
