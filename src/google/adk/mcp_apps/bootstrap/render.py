@@ -13,28 +13,19 @@
 # limitations under the License.
 
 
-"""`bootstrap_render`: a View from a persisted descriptor, in RFC §3 order.
+"""`bootstrap_render`: a View from a persisted descriptor.
 
-1. **Authorize** the principal for the Session (`SessionAuthorizer`, purpose
-   `VIEW`); a denial stops before anything is reserved, loaded or read.
-2. **Reserve** the View generation: take the render reservation the
-   accepted UI call left on the connection generation that returned it
-   (`RenderReservations`). No reservation, or an invalidated generation,
-   fails typed: the host offers the cold affordance and never rebinds.
-3. **Resolve** the persisted Event and its sealed result into host-private
-   memory through the gated resolver (bootstrap's pre-lease rule).
-4. **Read** the descriptor's resource: one logical `resources/read` on the
-   reserved generation. A round that asks for input fails closed.
-5. **Select** exactly one content item whose canonical URI equals the
-   descriptor's and whose MIME type is the Apps one; zero or several fail
-   typed, as do an undecodable item and one over the delivery size limit.
-6. **Activate**: return the `RenderDocument` with its host-held grant.
+Authorize, reserve the View generation, resolve the sealed result, read the
+resource, select exactly one Apps content item, activate; any failure after
+the reservation releases it. Design: docs/design/bootstrap.md.
 
-Any failure after step 2 releases the reservation, so no grant outlives a
-failed bootstrap. ADK passes `_meta.ui` through exactly as the server sent
-it (the content item's, else the listing's): it never synthesizes or widens
-`csp` or `permissions`. The grant is never part of the HTML or of what the
-View sees (`RenderDocument.view_data`).
+Usage:
+
+  document = await bootstrap_render(
+      registry=registry, profile=profile, session_service=service,
+      principal=principal, session=key, toolset_id=toolset_id,
+      event_id=event_id, function_call_id=call_id,
+  )
 """
 
 from __future__ import annotations
@@ -136,7 +127,7 @@ class ViewGrant:
     binding: What the View is bound to.
     generation_id: The connection generation the View runs on.
     incarnation: The Session incarnation the grant was issued in; after a
-      deletion and recreation the grant serves nothing (RFC §3).
+      deletion and recreation the grant serves nothing.
   """
 
   view_id: str
@@ -329,7 +320,7 @@ async def bootstrap_render(
     agent_names: Optional[Collection[str]] = None,
     observer: Optional[Observer] = None,
 ) -> RenderDocument:
-  """Bootstraps one View, in RFC order; see the module docstring.
+  """Bootstraps one View, in order; see docs/design/bootstrap.md.
 
   Args:
     registry: The `McpAppBindingRegistry` serving the toolset.

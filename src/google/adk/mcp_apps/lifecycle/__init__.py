@@ -12,16 +12,17 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Session incarnations (PR 2): fenced creation, recovery, migration, deletion.
+"""Session incarnations: fenced creation, recovery, migration, deletion.
 
-ADK lets a client reuse a Session id after deletion and commits Session
-creation in its own transaction, so nothing in 2.13.0 stops a stale creator,
-a late result or an old reference from landing in the wrong conversation.
-Under a lifecycle-enabled configuration this package gives every app-enabled
-Session a durable incarnation (RFC §3): `fenced_creation` is the write fence
-the session services commit against, `manager` drives creation, recovery,
-adoption of pre-series Sessions and cascade deletion, and `errors` holds the
-typed refusals. Nothing here runs without such a configuration.
+Under a lifecycle-enabled configuration every app-enabled Session gets a
+durable incarnation, so a stale creator, a late result or an old reference
+cannot land in a recreated Session. Nothing here runs without such a
+configuration. Design: docs/design/lifecycle.md.
+
+Usage:
+
+  manager = SessionLifecycleManager(lifecycle_store, session_service)
+  await manager.create(SessionKey('app', 'user', 'session-1'))
 """
 
 from .errors import AdoptionRefusedError

@@ -15,42 +15,16 @@
 """Session incarnations from fenced creation to idempotent cascade deletion.
 
 `SessionLifecycleManager` drives one `SessionLifecycleStore` and one Session
-service's creation fence through the RFC §3 protocols:
+service's creation fence: create, recover a stalled creation, adopt a
+pre-series Session, delete with a resumable cascade, and admit app work only
+on an `ACTIVE` Session. Design: docs/design/lifecycle.md.
 
-* **create**: reserve `CREATING(n)` (expected `ABSENT` or `DELETED(n-1)`)
-  -> arm the fence `(n, op)` -> finalize the imported events and digest them
-  -> `create_if_fence_current` (Session row, events, receipt and fence check
-  in one transaction) -> read the receipt back and compare it -> CAS to
-  `ACTIVE(n)`. Nothing observes `ACTIVE` before the receipted row is durable.
-* **recover_creation**: for `CREATING(n)` whose creator is gone or stalled.
-  A committed receipt is verified (operation id, incarnation, and the digest
-  recomputed from the stored events; never just their count) and activated;
-  a mismatch is never adopted. Without a commit the fence is retired first
-  (the creator's late commit now fails in its own transaction), then the
-  record becomes `DELETED(n)` (abandoned) and the next create reserves
-  `CREATING(n+1)`. Idempotent.
-* **adopt**: migration of a Session that predates the series:
-  `ABSENT -> ACTIVE(1)` with an adoption receipt in the fence row, never a
-  creation receipt.
-* **delete** / **resume_deletion**: CAS to `DELETING(n)` -> phase-1 revoke
-  hooks -> coordination -> delete the Session row -> each cascade
-  participant (the sealed-result store's `delete_incarnation` first) -> the
-  completion mark `DELETED(n)`. Each finished phase is a cascade step in the
-  lifecycle record, so a restart resumes where the crash stopped and skips
-  what is done; every phase is idempotent on its own as well. Progress is
-  logged (redacted) and never written as Session events.
-* **admission**: `admit` refuses app work on a Session that is not
-  `ACTIVE`; `check_incarnation` refuses work tied to another incarnation
-  (or to a Session no longer `ACTIVE`). Its callers are `append_event` and
-  the Runner's append stage (`sealing.append_stage`), which checks every
-  append of an invocation against the incarnation the invocation started
-  in. The resolver and live replay compare a grant's incarnation
-  themselves (`sealing.resolver`); governed-operation permits and channel
-  tokens, which do not exist yet, are to call `require_incarnation`.
+Usage:
 
-Fault points: the manager awaits `fault_hook(name)` at every step the
-conformance cases name (`FaultPoint`); the crash tests kill the process
-there and restart fresh objects on the same databases.
+  manager = SessionLifecycleManager(lifecycle_store, session_service)
+  session, record = await manager.create(key, events=imported)
+  incarnation = await manager.admit(key)
+  await manager.delete(key)
 """
 
 from __future__ import annotations
@@ -216,8 +190,8 @@ class SessionLifecycleManager:
       store: The lifecycle store.
       session_service: A `DatabaseSessionService` or `SqliteSessionService`.
       revoke_hooks: Phase-1 revocation, in order; each idempotent.
-      coordinator: Acquires coordination before the row delete (PR 4 supplies
-        the Session coordinator); None acquires nothing.
+      coordinator: Acquires coordination before the row delete (the Session
+        coordinator); None acquires nothing.
       participants: The deletion cascade, in order; names must be unique.
       fault_hook: Awaited at each `FaultPoint` (tests only).
       fence: The creation fence; by default the service's own
@@ -604,8 +578,8 @@ def check_incarnation(
     purpose: What is refused (e.g. `append`), for the error.
 
   Raises:
-    StaleIncarnationError: Another incarnation, or not `ACTIVE` (RFC §3
-      recreation).
+    StaleIncarnationError: Another incarnation, or not `ACTIVE` (deleted or
+      recreated).
   """
   if (
       record.state is not LifecycleState.ACTIVE

@@ -15,15 +15,12 @@
 
 """`RefreshInvocationRecord`: how a render-producing call could be refreshed.
 
-After a restart or an eviction the old View is gone for good (RFC §6 cold
-replay); the host may offer a one-click refresh of a replay-safe call or an
-explicit "run tool again". Either needs to know exactly what ran: server,
-toolset and native tool, the canonical arguments, the declaration and
-catalog generation it ran against, the binding revision, the replay
-classification (source, revision, class) and the call's origin and
-correlation. That record is sealed in the same envelope create as the
-result, so no public surface carries it and the two exist together or not
-at all.
+Sealed with the result, it names exactly what ran, so cold replay can offer
+a refresh or an explicit re-run. Design: docs/design/sealing.md.
+
+Usage:
+
+  record = RefreshInvocationRecord.from_bytes(envelope.refresh_record)
 """
 
 from __future__ import annotations

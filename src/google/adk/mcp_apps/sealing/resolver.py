@@ -15,26 +15,16 @@
 
 """The gated resolver: sealed bytes leave the store only for a verified ask.
 
-A sealed-result reference is a locator, not authority. Before releasing
-any byte the resolver (RFC §3 "resolver rule"):
+A sealed-result reference is a locator, not authority: the resolver checks
+the Session's lifecycle, the persisted Event, the reference, the binding
+revision and the View binding before resolving the record. Every failure is
+a `SealedResolutionError` naming the check. Design: docs/design/sealing.md.
 
-1. checks the Session's lifecycle: `ACTIVE`, and the incarnation the caller
-   holds, if it holds one (a deleted or recreated Session releases nothing);
-2. loads the authoritative persisted Event through the Session service
-   (never a caller-supplied copy) and finds the call's FunctionResponse;
-3. finds the reference in its placement (descriptor or Event-level map); a
-   legacy descriptor or a missing reference fails typed;
-4. verifies the descriptor's `binding_revision` under the profile's keys;
-5. checks the View binding (toolset, server, call, Event), if one is given;
-6. resolves the record in exactly that scope, which verifies the
-   store-private digest.
+Usage:
 
-Bootstrap asks before any View exists (the pre-lease rule, RFC §3 step 3);
-interactive replay to a live View asks with the View's grant, through
-`bootstrap.live_replay` (the post-lease rule).
-
-Every failure is a `SealedResolutionError` whose `fault` says which check
-failed; the host shows the read-only render for all of them.
+  resolved = await GatedResultResolver(profile, session_service).resolve(
+      session, event_id=event_id, function_call_id=call_id
+  )
 """
 
 from __future__ import annotations

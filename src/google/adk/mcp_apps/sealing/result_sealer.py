@@ -63,7 +63,7 @@ DEFAULT_PENDING_TTL = 3600.0
 
 
 class SealPlacement(enum.Enum):
-  """Where the Event carries a sealed result's reference (RFC §3)."""
+  """Where the Event carries a sealed result's reference."""
 
   WIDGET = 'widget'
   """`sealedResultRef` on the call's own descriptor (render-producing)."""
