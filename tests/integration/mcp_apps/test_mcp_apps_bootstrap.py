@@ -61,13 +61,8 @@ from google.adk.mcp_apps.affinity.errors import InvalidationReason
 from google.adk.mcp_apps.affinity.generations import HoldKind
 from google.adk.mcp_apps.bootstrap.live_replay import replay_to_view
 from google.adk.mcp_apps.bootstrap.render import bootstrap_render
-from google.adk.mcp_apps.bootstrap.render import BootstrapDeniedError
 from google.adk.mcp_apps.bootstrap.render import BootstrapError
-from google.adk.mcp_apps.bootstrap.render import BootstrapGenerationError
-from google.adk.mcp_apps.bootstrap.render import BootstrapReadError
-from google.adk.mcp_apps.bootstrap.render import BootstrapResolveError
 from google.adk.mcp_apps.bootstrap.render import BootstrapStep
-from google.adk.mcp_apps.bootstrap.render import ContentSelectionError
 from google.adk.mcp_apps.bootstrap.render import select_app_content
 from google.adk.mcp_apps.contracts.local_dev import LocalDevKeyProvider
 from google.adk.mcp_apps.contracts.principal_resolver import Principal
@@ -363,7 +358,7 @@ async def test_denial_reserves_loads_and_reads_nothing(
     h.authorizer.allow = False
     steps: list[BootstrapStep] = []
 
-    with pytest.raises(BootstrapDeniedError) as info:
+    with pytest.raises(BootstrapError, match=r" at authorize: ") as info:
       await h.bootstrap(sid, ev.id, call_id, observer=steps.append)
 
     assert info.value.step is BootstrapStep.AUTHORIZE
@@ -382,7 +377,7 @@ async def test_denial_reserves_loads_and_reads_nothing(
 
     monkeypatch.setattr(h.authorizer, "authorize", raising)
     h.trail.clear()
-    with pytest.raises(BootstrapDeniedError):
+    with pytest.raises(BootstrapError, match=r" at authorize: "):
       await h.bootstrap(sid, ev.id, call_id)
     assert h.trail == ["authorize_raised"]
     assert h.reservation(sid, call_id) is reserved
@@ -635,16 +630,16 @@ async def test_selection_of_real_read_results(
     item, _ = select_app_content(multi, views.MULTI_PART_URI, max_bytes=big)
     assert item is multi[1]
 
-    with pytest.raises(ContentSelectionError) as info:
+    with pytest.raises(BootstrapError, match=r" at select: ") as info:
       select_app_content(reads[names.EMPTY_URI], names.EMPTY_URI, max_bytes=big)
     assert (info.value.step, info.value.reason) == (
         BootstrapStep.SELECT,
         "no_match",
     )
-    with pytest.raises(ContentSelectionError) as info:
+    with pytest.raises(BootstrapError, match=r" at select: ") as info:
       select_app_content(reads[names.MULTI_URI], names.VIEW_URI, max_bytes=big)
     assert info.value.reason == "no_match"
-    with pytest.raises(ContentSelectionError) as info:
+    with pytest.raises(BootstrapError, match=r" at select: ") as info:
       select_app_content(
           reads[names.DOUBLE_URI], names.DOUBLE_URI, max_bytes=big
       )
@@ -662,7 +657,7 @@ async def test_selection_of_real_read_results(
     assert select_app_content([view], names.VIEW_URI, max_bytes=size)[1] == (
         view.text
     )
-    with pytest.raises(ContentSelectionError) as info:
+    with pytest.raises(BootstrapError, match=r" at select: ") as info:
       select_app_content([view], names.VIEW_URI, max_bytes=size - 1)
     assert info.value.reason == "too_large"
 
@@ -671,7 +666,7 @@ async def test_selection_of_real_read_results(
         base64.b64encode(b"\xff\xfe<html>").decode("ascii"),
     ):
       bad = blob.model_copy(update={"blob": corrupt})
-      with pytest.raises(ContentSelectionError) as info:
+      with pytest.raises(BootstrapError, match=r" at select: ") as info:
         select_app_content([bad], names.BLOB_URI, max_bytes=big)
       assert info.value.reason == "bad_encoding"
 
@@ -733,7 +728,7 @@ async def test_selection_failure_revokes_the_reservation(
     _redirect_read(reserved, read)
     before = len(h.entries())
     steps: list[BootstrapStep] = []
-    with pytest.raises(ContentSelectionError) as info:
+    with pytest.raises(BootstrapError, match=r" at select: ") as info:
       await h.bootstrap(sid, ev.id, call_id, observer=steps.append)
     expected = "no_match" if fault == "other_uri_only" else fault
     assert (info.value.step, info.value.reason) == (
@@ -761,7 +756,7 @@ async def test_over_the_delivery_limit_revokes_the_reservation(
     (call_id,) = _ids(ev)
     reserved = h.reservation(sid, call_id)
     before = len(h.entries())
-    with pytest.raises(ContentSelectionError) as info:
+    with pytest.raises(BootstrapError, match=r" at select: ") as info:
       await h.bootstrap(sid, ev.id, call_id)
     assert info.value.reason == "too_large"
     assert reserved.released
@@ -793,7 +788,7 @@ async def test_remote_read_error_revokes_the_reservation(
 
     _redirect_read(reserved, read)
     before = len(h.entries())
-    with pytest.raises(BootstrapReadError) as info:
+    with pytest.raises(BootstrapError, match=r" at read: ") as info:
       await h.bootstrap(sid, ev.id, call_id)
     assert (info.value.step, info.value.reason) == (
         BootstrapStep.READ,
@@ -815,7 +810,7 @@ async def test_process_killed_before_the_read(
   The observer kills the server process (SIGKILL) as READ begins. The read
   fails on the dead transport, the pool retires the generation
   (`transport_failure`), and bootstrap raises the cold
-  `BootstrapGenerationError` at READ, returns no grant and releases the
+  a cold `BootstrapError` at READ, returns no grant and releases the
   reservation; no `resources/read` reached any server process
   and no new connection was opened (no silent rebind).
   """
@@ -835,7 +830,7 @@ async def test_process_killed_before_the_read(
     with pytest.raises(BootstrapError) as info:
       await h.bootstrap(sid, ev.id, call_id, observer=kill_at_read)
     assert info.value.step is BootstrapStep.READ
-    assert type(info.value) is BootstrapGenerationError
+    assert type(info.value) is BootstrapError
     assert (info.value.reason, info.value.cold) == (
         "generation_invalidated",
         True,
@@ -969,7 +964,7 @@ async def test_invalidated_generation_is_cold(
   """P2-BOOT-15: an invalidated generation fails typed and cold.
 
   The call's generation is evicted through the pool. Bootstrap fails at
-  RESERVE with `BootstrapGenerationError(cold=True)`; it resolves nothing,
+  RESERVE with a cold `BootstrapError`; it resolves nothing,
   reads nothing and opens no new connection (no silent rebind), and the
   reservation is released. A second bootstrap of the same widget finds no
   reservation: cold too. A widget that never had one is cold as well.
@@ -984,7 +979,7 @@ async def test_invalidated_generation_is_cold(
     )
     before = len(h.entries())
     h.trail.clear()
-    with pytest.raises(BootstrapGenerationError) as info:
+    with pytest.raises(BootstrapError) as info:
       await h.bootstrap(sid, ev.id, call_id)
     assert (info.value.step, info.value.reason, info.value.cold) == (
         BootstrapStep.RESERVE,
@@ -998,7 +993,7 @@ async def test_invalidated_generation_is_cold(
       h.st.registry.connections.get(reserved.generation_id)
 
     for target in (call_id, "adk-never-called"):
-      with pytest.raises(BootstrapGenerationError) as info:
+      with pytest.raises(BootstrapError) as info:
         await h.bootstrap(sid, ev.id, target)
       assert (info.value.step, info.value.reason, info.value.cold) == (
           BootstrapStep.RESERVE,
@@ -1024,7 +1019,7 @@ async def test_taken_reservation_is_cold_after_success(
     (call_id,) = _ids(ev)
     doc = await h.bootstrap(sid, ev.id, call_id)
     before = len(h.entries())
-    with pytest.raises(BootstrapGenerationError) as info:
+    with pytest.raises(BootstrapError) as info:
       await h.bootstrap(sid, ev.id, call_id)
     assert info.value.cold and info.value.reason == "no_reservation"
     assert h.entries()[before:] == []
@@ -1134,7 +1129,7 @@ async def test_read_only_triggers_touch_no_server(
       assert reserved is not None, label
       h.trail.clear()
       steps: list[BootstrapStep] = []
-      with pytest.raises(BootstrapResolveError) as info:
+      with pytest.raises(BootstrapError, match=r" at resolve: ") as info:
         await h.bootstrap(sid, forged.id, call_id, observer=steps.append)
       assert info.value.step is BootstrapStep.RESOLVE, label
       assert info.value.reason == fault.value, label
@@ -1192,7 +1187,7 @@ async def test_restart_with_the_key_missing(
       ):
         reserved = h.reservation(sid, call_id)
         h.trail.clear()
-        with pytest.raises(BootstrapResolveError) as info:
+        with pytest.raises(BootstrapError, match=r" at resolve: ") as info:
           await h.bootstrap(sid, ev.id, call_id, profile=profile)
         assert (info.value.step, info.value.reason) == (
             BootstrapStep.RESOLVE,

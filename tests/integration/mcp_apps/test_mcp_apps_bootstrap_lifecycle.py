@@ -53,8 +53,7 @@ from google.adk.mcp_apps.affinity.errors import InvalidationReason
 from google.adk.mcp_apps.affinity.generations import HoldKind
 from google.adk.mcp_apps.bootstrap.read_only import read_only_reason
 from google.adk.mcp_apps.bootstrap.read_only import ReadOnlyReason
-from google.adk.mcp_apps.bootstrap.render import BootstrapGenerationError
-from google.adk.mcp_apps.bootstrap.render import BootstrapResolveError
+from google.adk.mcp_apps.bootstrap.render import BootstrapError
 from google.adk.mcp_apps.bootstrap.render import BootstrapStep
 from google.adk.mcp_apps.bootstrap.render import RenderDocument
 from google.adk.mcp_apps.contracts.sealed_result_store import SealedRecordScope
@@ -278,7 +277,7 @@ async def test_readiness_lost_after_store_write(
     if hold is not None:
       with pytest.raises(ConnectionAffinityError):
         hold.check()
-    with pytest.raises(BootstrapGenerationError) as caught:
+    with pytest.raises(BootstrapError) as caught:
       await h.bootstrap(sid, responding.id, call_id)
     assert caught.value.cold
     assert caught.value.step is BootstrapStep.RESERVE
@@ -315,7 +314,7 @@ async def test_readiness_lost_before_store_write(
         now=FAR_FUTURE, is_referenced=authoritative_check(h.svc)
     )
     assert deleted == 0
-    with pytest.raises(BootstrapGenerationError) as caught:
+    with pytest.raises(BootstrapError) as caught:
       await h.bootstrap(sid, stored[-1].id, call_id)
     assert caught.value.cold
 
@@ -331,7 +330,7 @@ async def test_readiness_lost_during_bootstrap(harness: Any, when: str) -> None:
   The reservation hold's `read_resource` is wrapped so the registry is
   revoked right after the read returned (ACTIVATE's re-check catches it)
   or right before it is sent (the read itself is refused). Either way the
-  bootstrap raises `BootstrapGenerationError(cold=True)`, the hold is
+  bootstrap raises a cold `BootstrapError`, the hold is
   released and nothing is left reserved.
   """
   async with harness() as h:
@@ -352,7 +351,7 @@ async def test_readiness_lost_during_bootstrap(harness: Any, when: str) -> None:
 
     hold.read_resource = revoking_read
     reads_before = len(h.connection_of(READ))
-    with pytest.raises(BootstrapGenerationError) as caught:
+    with pytest.raises(BootstrapError) as caught:
       await h.bootstrap(sid, ev.id, call_id, observer=steps.append)
     error = caught.value
     assert error.cold
@@ -391,7 +390,7 @@ async def test_generation_lost_during_the_read_fails_at_activate(
   """P2-BOOT-15: whatever ends the View's generation while its one read is
   in flight (the Session's deletion revoke, an eviction, a credential
   rotation, a server-forgotten session), ACTIVATE's re-check refuses the
-  grant: `BootstrapGenerationError(cold=True)` at ACTIVATE, the hold
+  grant: a cold `BootstrapError` at ACTIVATE, the hold
   released, nothing left reserved, and the one read did reach the server.
   """
   async with harness() as h:
@@ -415,7 +414,7 @@ async def test_generation_lost_during_the_read_fails_at_activate(
     hold.read_resource = read_then_lose
     reads_before = len(h.connection_of(READ))
     steps: list[BootstrapStep] = []
-    with pytest.raises(BootstrapGenerationError) as caught:
+    with pytest.raises(BootstrapError) as caught:
       await h.bootstrap(sid, ev.id, call_id, observer=steps.append)
     error = caught.value
     assert (error.step, error.reason, error.cold) == (
@@ -685,7 +684,7 @@ async def test_stale_view_after_rebind_rejected(
       await _assert_stale_grant(h, doc.grant, names.VIEW_URI)
 
       before = len(h.entries())
-      with pytest.raises(BootstrapGenerationError) as caught:
+      with pytest.raises(BootstrapError) as caught:
         await h.bootstrap(sid, ev.id, second, profile=replacement)
       assert caught.value.cold
       assert caught.value.step is BootstrapStep.RESERVE
@@ -725,7 +724,7 @@ async def test_stale_view_after_connection_invalidation(
     )
     assert binding_revision(h.profile) == revision
     await _assert_stale_grant(h, doc.grant, names.VIEW_URI)
-    with pytest.raises(BootstrapGenerationError) as caught:
+    with pytest.raises(BootstrapError) as caught:
       await h.bootstrap(sid, ev.id, second)
     assert caught.value.cold
 
@@ -752,7 +751,7 @@ async def test_missing_agent_read_only_without_requests(
     assert hold is not None
     steps: list[BootstrapStep] = []
     before = len(h.entries())
-    with pytest.raises(BootstrapResolveError) as caught:
+    with pytest.raises(BootstrapError, match=r" at resolve: ") as caught:
       await h.bootstrap(
           sid,
           ev.id,

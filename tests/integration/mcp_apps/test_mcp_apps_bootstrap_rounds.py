@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from google.adk.mcp_apps.bootstrap.render import bootstrap_render
-from google.adk.mcp_apps.bootstrap.render import BootstrapReadError
+from google.adk.mcp_apps.bootstrap.render import BootstrapError
 from google.adk.mcp_apps.bootstrap.render import BootstrapStep
 from google.adk.mcp_apps.bootstrap.render import RenderDocument
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
@@ -192,7 +192,7 @@ async def test_read_asking_for_input_fails_closed(
 
   The asking read's first round is an `InputRequiredResult` carrying an
   elicitation request. Bootstrap gathers no input for reads: it stops after
-  that one round with a typed `BootstrapReadError('input_required')`, the
+  that one round with a typed `BootstrapError` at READ ('input_required'), the
   reservation is released and no grant exists.
   """
   monkeypatch.setenv(MODERN_FLAG, "1")
@@ -210,7 +210,7 @@ async def test_read_asking_for_input_fails_closed(
 
     hold.read_resource = asking
     before = len(_entries(log))
-    with pytest.raises(BootstrapReadError) as info:
+    with pytest.raises(BootstrapError, match=r" at read: ") as info:
       await bootstrap_render(
           registry=st.registry,
           profile=st.profile,

@@ -58,7 +58,7 @@ from google.adk.mcp_apps.bootstrap.cold_replay import ColdAffordance
 from google.adk.mcp_apps.bootstrap.cold_replay import ColdOffer
 from google.adk.mcp_apps.bootstrap.cold_replay import RERUN_WARNING
 from google.adk.mcp_apps.bootstrap.render import bootstrap_render
-from google.adk.mcp_apps.bootstrap.render import BootstrapGenerationError
+from google.adk.mcp_apps.bootstrap.render import BootstrapError
 from google.adk.mcp_apps.bootstrap.render import BootstrapStep
 from google.adk.mcp_apps.bootstrap.render import RenderDocument
 from google.adk.mcp_apps.canonical_json import canonicalize
@@ -408,7 +408,7 @@ async def test_old_view_never_resurrected_after_restart(
         host.connection(), session_service=svc, profile=profile
     ) as stack:
       for _ in range(2):
-        with pytest.raises(BootstrapGenerationError) as raised:
+        with pytest.raises(BootstrapError) as raised:
           await _bootstrap(stack, call)
         assert raised.value.cold
         assert raised.value.step is BootstrapStep.RESERVE
@@ -435,7 +435,7 @@ async def test_restart_before_bootstrap_never_rebinds(
         host.connection(), session_service=svc, profile=profile
     ) as stack:
       for call in (safe, unsafe):
-        with pytest.raises(BootstrapGenerationError) as raised:
+        with pytest.raises(BootstrapError) as raised:
           await _bootstrap(stack, call)
         assert raised.value.cold
         assert raised.value.step is BootstrapStep.RESERVE

@@ -64,13 +64,14 @@ from google.adk.mcp_apps.profile.fingerprint import verify_binding_revision
 from google.adk.mcp_apps.profile.host_profile import McpAppsHostProfile
 from google.adk.mcp_apps.profile.limits import HostLimits
 from google.adk.mcp_apps.sealing.append_stage import append_event_with_sealed_results
+from google.adk.mcp_apps.sealing.errors import SealingError
+from google.adk.mcp_apps.sealing.errors import SealingErrorReason
 from google.adk.mcp_apps.sealing.resolver import GatedResultResolver
 from google.adk.mcp_apps.sealing.resolver import ResolutionFault
 from google.adk.mcp_apps.sealing.resolver import SealedResolutionError
 from google.adk.mcp_apps.sealing.resolver import ViewBinding
 from google.adk.mcp_apps.sealing.result_sealer import PENDING_SEALS
 from google.adk.mcp_apps.sealing.result_sealer import prepare_seal
-from google.adk.mcp_apps.sealing.result_sealer import SealingLimitError
 from google.adk.mcp_apps.sealing.result_sealer import SealPlacement
 from google.adk.mcp_apps.sealing.result_sealer import SealRequest
 from google.adk.mcp_apps.stores.sql_sealed_result_store import SealedRecordState
@@ -894,7 +895,8 @@ async def test_on_tool_error_callback_sees_sealing_limit_error(
     rows = await _rows(env.store_url)
 
   (error,) = seen
-  assert isinstance(error, SealingLimitError)
+  assert isinstance(error, SealingError)
+  assert error.reason is SealingErrorReason.LIMIT_EXCEEDED
   responses = [r for e in events if e.content for r in _responses(e).values()]
   assert responses == [{"error": "over the sealing limit"}]
   assert not any(e.actions.render_ui_widgets for e in events)

@@ -60,17 +60,16 @@ from google.adk.mcp_apps.contracts.session_lifecycle_store import CreationReceip
 from google.adk.mcp_apps.contracts.session_lifecycle_store import LifecycleConflictError
 from google.adk.mcp_apps.contracts.session_lifecycle_store import LifecycleRecord
 from google.adk.mcp_apps.contracts.session_lifecycle_store import LifecycleState
+from google.adk.mcp_apps.lifecycle import CreationFenceError
 from google.adk.mcp_apps.lifecycle import FaultPoint
-from google.adk.mcp_apps.lifecycle import FenceRetiredError
 from google.adk.mcp_apps.lifecycle import FenceToken
 from google.adk.mcp_apps.lifecycle import finalize_imported_events
 from google.adk.mcp_apps.lifecycle import import_digest
 from google.adk.mcp_apps.lifecycle import ReceiptMismatchError
 from google.adk.mcp_apps.lifecycle import SealedStoreParticipant
-from google.adk.mcp_apps.lifecycle import SessionCreatingError
-from google.adk.mcp_apps.lifecycle import SessionDeletingError
 from google.adk.mcp_apps.lifecycle import SessionExistsError
 from google.adk.mcp_apps.lifecycle import SessionLifecycleManager
+from google.adk.mcp_apps.lifecycle import SessionNotAdmittedError
 from google.adk.mcp_apps.lifecycle import StaleIncarnationError
 from google.adk.mcp_apps.lifecycle import Step
 from google.adk.mcp_apps.lifecycle.fenced_creation import FENCE_TABLE
@@ -580,7 +579,9 @@ async def test_creating_denies_admission(world: World):
   world.manager._fault_hook = pause
   task = asyncio.create_task(world.manager.create(KEY))
   await pause.reached.wait()
-  with pytest.raises(SessionCreatingError) as caught:
+  with pytest.raises(
+      SessionNotAdmittedError, match=r'while creating\('
+  ) as caught:
     await world.manager.admit(KEY)
   assert caught.value.incarnation == 1
   pause.release.set()
@@ -603,7 +604,7 @@ async def test_active_only_after_durable_receipted_row(world: World):
     )
     await pause.reached.wait()
     assert (await world.store.read(KEY)).state is LifecycleState.CREATING
-    with pytest.raises(SessionCreatingError):
+    with pytest.raises(SessionNotAdmittedError, match=r'while creating\('):
       await world.manager.admit(KEY)
     pause.release.set()
     await task
@@ -662,7 +663,7 @@ async def test_retired_creator_fails_in_its_transaction(world: World):
   )
   await pause_b.reached.wait()
   pause_a.release.set()
-  with pytest.raises(FenceRetiredError):
+  with pytest.raises(CreationFenceError, match=r'\(retired: '):
     await task_a
   assert (
       await world.service.get_session(
@@ -674,13 +675,9 @@ async def test_retired_creator_fails_in_its_transaction(world: World):
   await task_b
   await _only_b(world)
   # The seam itself refuses A's token too.
-  with pytest.raises(FenceRetiredError):
-    await world.service.create_if_fence_current(
-        app_name='app',
-        user_id='alice',
-        session_id='session-1',
-        fence=FenceToken(1, 'A'),
-        import_digest='sha256:0',
+  with pytest.raises(CreationFenceError, match=r'\(retired: '):
+    await world.manager.fence.create_if_fence_current(
+        KEY, FenceToken(1, 'A'), state=None, events=(), digest='sha256:0'
     )
   await a.close()
   await b.close()
@@ -694,7 +691,7 @@ async def test_reverse_order_b_commits_first(world: World):
       KEY, events=imported_events(1, 'b'), operation_id='B'
   )
   pause_a.release.set()
-  with pytest.raises(FenceRetiredError):
+  with pytest.raises(CreationFenceError, match=r'\(retired: '):
     await task_a
   await _only_b(world)
   await a.close()
@@ -722,10 +719,10 @@ async def test_reclaim_advances_fence_before_b_reserves(world: World):
       'A',
   )
   assert (reserved.incarnation, reserved.operation_id) == (2, 'B')
-  with pytest.raises(FenceRetiredError):
+  with pytest.raises(CreationFenceError, match=r'\(retired: '):
     await a.manager.fence.arm(KEY, FenceToken(1, 'A'))
   pause_a.release.set()
-  with pytest.raises(FenceRetiredError):
+  with pytest.raises(CreationFenceError, match=r'\(retired: '):
     await task_a
   await a.close()
   await b.close()
@@ -972,7 +969,7 @@ async def test_deleting_denies_new_admission(world: World):
   task = asyncio.create_task(world.manager.delete(KEY))
   await pause.reached.wait()
   fresh = build(world.env)
-  with pytest.raises(SessionDeletingError):
+  with pytest.raises(SessionNotAdmittedError, match=r'while deleting\('):
     await fresh.manager.admit(KEY)
   await fresh.close()
   pause.release.set()
@@ -1038,7 +1035,7 @@ async def test_recreate_racing_deletion_completion(world: World):
   deletion = asyncio.create_task(world.manager.delete(KEY))
   await pause.reached.wait()
   racer = build(world.env)
-  with pytest.raises(SessionDeletingError):
+  with pytest.raises(SessionNotAdmittedError, match=r'while deleting\('):
     await racer.manager.create(KEY)
   stale = LifecycleRecord(KEY, LifecycleState.DELETED, 1)
   with pytest.raises(LifecycleConflictError):
@@ -1259,7 +1256,7 @@ async def test_create_racing_deleting_fails_until_done(world: World):
   await pause.reached.wait()
   other = build(world.env)
   for _ in range(2):
-    with pytest.raises(SessionDeletingError):
+    with pytest.raises(SessionNotAdmittedError, match=r'while deleting\('):
       await other.manager.create(KEY)
   pause.release.set()
   await deletion
@@ -1397,7 +1394,7 @@ async def test_creation_crash_points(
     )
     assert [e.invocation_id for e in stored.events] == ['inv-b-0']
     assert created.incarnation == (1 if expect == 'absent' else 2)
-    with pytest.raises(FenceRetiredError):
+    with pytest.raises(CreationFenceError, match=r'\(retired: '):
       await world.manager.fence.create_if_fence_current(
           KEY, FenceToken(1, 'A'), state=None, events=[], digest='sha256:0'
       )
@@ -1461,9 +1458,9 @@ async def test_deletion_crash_points_resume(
   run_worker(crash_env, 'delete', point)
   world = build(crash_env)
   try:
-    with pytest.raises(SessionDeletingError):
+    with pytest.raises(SessionNotAdmittedError, match=r'while deleting\('):
       await world.manager.admit(KEY)
-    with pytest.raises(SessionDeletingError):
+    with pytest.raises(SessionNotAdmittedError, match=r'while deleting\('):
       await world.manager.create(KEY)
     before = await world.store.read(KEY)
     final = await world.manager.resume_deletion(KEY)

@@ -38,7 +38,7 @@ from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
 from google.adk.events.ui_widget import UiWidget
 from google.adk.mcp_apps.affinity.tool_handles import ui_resource_uri
-from google.adk.mcp_apps.bootstrap.render import ContentSelectionError
+from google.adk.mcp_apps.bootstrap.render import BootstrapError
 from google.adk.mcp_apps.bootstrap.render import select_app_content
 from google.adk.mcp_apps.descriptor.reference_validation import function_response_ids
 from google.adk.mcp_apps.descriptor.reference_validation import mcp_widgets
@@ -599,7 +599,7 @@ def test_selection_compares_canonical_uris(spelling: str) -> None:
       [other, item], "ui://conformance/view.html", max_bytes=1 << 20
   )
   assert selected is item and text == html
-  with pytest.raises(ContentSelectionError) as info:
+  with pytest.raises(BootstrapError, match=r" at select: ") as info:
     select_app_content(
         [other, item, item.model_copy()],
         "ui://conformance/view.html",

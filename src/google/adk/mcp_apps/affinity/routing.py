@@ -55,8 +55,9 @@ from ..errors import McpAppVisibilityError
 from ..lifecycle.adoption import touch_record
 from ..lifecycle.invocation_incarnation import pin_incarnation
 from ..lifecycle.invocation_incarnation import pinned_incarnation
+from ..sealing.errors import SealingError
+from ..sealing.errors import SealingErrorReason
 from ..sealing.result_sealer import prepare_seal
-from ..sealing.result_sealer import SealingUnavailableError
 from ..sealing.result_sealer import SealRequest
 from .admitted_tool import Admission
 from .admitted_tool import AdmittedMcpTool
@@ -594,8 +595,9 @@ class AppSafeMcpTool(AdmittedMcpTool):
     call_id = tool_context.function_call_id or ''
     try:
       if session is None or not call_id:
-        raise SealingUnavailableError(
-            'A profile-bound UI call needs a Session and a function-call id'
+        raise SealingError(
+            SealingErrorReason.UNAVAILABLE,
+            'A profile-bound UI call needs a Session and a function-call id',
         )
       descriptor = prepare_seal(
           SealRequest(

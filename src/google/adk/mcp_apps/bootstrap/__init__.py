@@ -13,13 +13,15 @@
 # limitations under the License.
 
 
-"""Render bootstrap and the read-only render (PR 2).
+"""Render bootstrap and the read-only render.
 
-* `render`: `bootstrap_render`, the RFC §3 ordered bootstrap of a View from
+* `render`: `bootstrap_render`, the ordered bootstrap of a View from
   a persisted descriptor, its `RenderDocument` and host-held `ViewGrant`.
 * `live_replay`: `replay_to_view`, a live View's later asks for its sealed
   result, under the post-lease rule.
 * `read_only`: `ReadOnlyRender`, the host-owned error placeholder.
 * `cold_replay`: what a widget offers once its View is gone for good
   (refresh, "run tool again", or the placeholder).
+
+Design: docs/design/bootstrap.md.
 """

@@ -15,24 +15,17 @@
 
 """Cold replay: what a widget offers once its View is gone for good.
 
-After a restart or an eviction, a View is never replayed or resurrected
-(RFC §6, ratification 7(i)); the persisted descriptor is never bootstrapped
-onto a new generation. What the host may offer instead is decided here,
-from the sealed refresh record and a fresh look at the world:
+A View is never resurrected; the host may offer a one-click refresh of a
+replay-safe call, an explicit re-run, or the read-only placeholder. Nothing
+here contacts a server. Design: docs/design/bootstrap.md.
 
-* `REFRESH`, one click, only when the call is classified replay-safe by the
-  profile's classification authority at the revision the record names, the
-  Session still authorizes the principal, the tool still exists with the
-  same declaration and model or app eligibility, the stored arguments pass
-  the current schema, and no unsatisfied confirmation is required;
-* `RERUN`, the explicit "Run tool again" action, for a call that is not
-  replay-safe: it names the tool and warns that its effects may repeat; the
-  host runs it as a new, separately attributed invocation through the normal
-  confirmation policy, never reusing the old idempotency outcome;
-* `PLACEHOLDER` otherwise: the read-only render, with no action.
+Usage:
 
-Nothing here contacts a server or mints a grant; the refresh or re-run
-itself is a new call that creates a new Event, descriptor and View.
+  affordance = await cold_affordance(
+      profile=profile, session_service=service, principal=principal,
+      session=key, event_id=event_id, function_call_id=call_id,
+      current_tools=tools,
+  )
 """
 
 from __future__ import annotations
@@ -57,8 +50,9 @@ from ..contracts.replay_classification import ToolIdentity
 from ..contracts.scope import SessionKey
 from ..contracts.session_authorizer import SessionPurpose
 from ..profile.host_profile import McpAppsHostProfile
+from ..sealing.errors import SealingError
+from ..sealing.errors import SealingErrorReason
 from ..sealing.refresh_record import RefreshInvocationRecord
-from ..sealing.refresh_record import RefreshRecordCorruptError
 from ..sealing.resolver import GatedResultResolver
 from ..sealing.resolver import SealedResolutionError
 
@@ -152,7 +146,9 @@ async def cold_affordance(
     record = resolved.refresh_record()
   except SealedResolutionError as e:
     return _placeholder(call_id, e.fault.value)
-  except RefreshRecordCorruptError:
+  except SealingError as e:
+    if e.reason is not SealingErrorReason.REFRESH_RECORD_CORRUPT:
+      raise
     return _placeholder(call_id, 'refresh_record_unavailable')
   descriptor = resolved.descriptor
   if (

@@ -12,24 +12,16 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Interactive replay of a sealed result to a live View (post-lease rule).
+"""Interactive replay of a sealed result to a live View.
 
-A View that is already running may need its result again: the renderer
-reloads the frame, or the host re-sends `ui/notifications/tool-result`
-after a reconnect of the page. Bootstrap resolves before any View exists
-(the pre-lease rule); every later ask is interactive and goes through
-`replay_to_view`, which releases bytes only to a View that still holds a
-live grant (RFC §3 "post-lease rule"):
+Bytes are released only to a View that still holds a live grant, in the
+incarnation the grant was issued in. Design: docs/design/bootstrap.md.
 
-* the grant was not revoked and its connection generation is still valid;
-* the Session is `ACTIVE` in the incarnation the grant was issued in, so a
-  grant from before a deletion and recreation serves nothing;
-* the gated resolver's other checks pass for exactly the grant's binding;
-* the grant is still live once the bytes are loaded, so a revocation that
-  lands during the resolve releases nothing either.
+Usage:
 
-The bytes come from the sealed record, never from the Event the model saw,
-which holds only the projected result.
+  result = await replay_to_view(
+      grant, profile=profile, session_service=session_service
+  )
 """
 
 from __future__ import annotations

@@ -15,12 +15,12 @@
 
 """The read-only render: a host-owned error placeholder.
 
-RFC §3 defines "read-only render" as the host's own placeholder: it makes
-no server request, releases no sealed result and mints no View grant. The
-host shows it for a legacy descriptor, a missing or corrupt reference, a
-key failure, a missing originating agent, and a widget whose View is gone
-for good (the cold placeholder). It carries only what the Event already
-shows publicly.
+It makes no server request, releases no sealed result and mints no View
+grant. Design: docs/design/bootstrap.md.
+
+Usage:
+
+  render = ReadOnlyRender(call_id, read_only_reason(error.reason))
 """
 
 from __future__ import annotations

@@ -13,28 +13,19 @@
 # limitations under the License.
 
 
-"""`bootstrap_render`: a View from a persisted descriptor, in RFC §3 order.
+"""`bootstrap_render`: a View from a persisted descriptor.
 
-1. **Authorize** the principal for the Session (`SessionAuthorizer`, purpose
-   `VIEW`); a denial stops before anything is reserved, loaded or read.
-2. **Reserve** the View generation: take the render reservation the
-   accepted UI call left on the connection generation that returned it
-   (`RenderReservations`). No reservation, or an invalidated generation,
-   fails typed: the host offers the cold affordance and never rebinds.
-3. **Resolve** the persisted Event and its sealed result into host-private
-   memory through the gated resolver (bootstrap's pre-lease rule).
-4. **Read** the descriptor's resource: one logical `resources/read` on the
-   reserved generation. A round that asks for input fails closed.
-5. **Select** exactly one content item whose canonical URI equals the
-   descriptor's and whose MIME type is the Apps one; zero or several fail
-   typed, as do an undecodable item and one over the delivery size limit.
-6. **Activate**: return the `RenderDocument` with its host-held grant.
+Authorize, reserve the View generation, resolve the sealed result, read the
+resource, select exactly one Apps content item, activate; any failure after
+the reservation releases it. Design: docs/design/bootstrap.md.
 
-Any failure after step 2 releases the reservation, so no grant outlives a
-failed bootstrap. ADK passes `_meta.ui` through exactly as the server sent
-it (the content item's, else the listing's): it never synthesizes or widens
-`csp` or `permissions`. The grant is never part of the HTML or of what the
-View sees (`RenderDocument.view_data`).
+Usage:
+
+  document = await bootstrap_render(
+      registry=registry, profile=profile, session_service=service,
+      principal=principal, session=key, toolset_id=toolset_id,
+      event_id=event_id, function_call_id=call_id,
+  )
 """
 
 from __future__ import annotations
@@ -61,7 +52,8 @@ from ..errors import McpAppsError
 from ..profile.capabilities import MCP_APP_MIME_TYPE
 from ..profile.host_profile import McpAppsHostProfile
 from ..resources.uri import uris_equal
-from ..sealing.refresh_record import RefreshRecordCorruptError
+from ..sealing.errors import SealingError
+from ..sealing.errors import SealingErrorReason
 from ..sealing.resolver import GatedResultResolver
 from ..sealing.resolver import ResolvedResult
 from ..sealing.resolver import SealedResolutionError
@@ -81,6 +73,13 @@ class BootstrapStep(enum.Enum):
 
 class BootstrapError(McpAppsError):
   """Bootstrap failed; no grant exists and the reservation is released.
+
+  `step` is the reason: `AUTHORIZE` (the `SessionAuthorizer` denied the
+  View), `RESOLVE` (the gated resolver released nothing), `READ` (the
+  `resources/read` failed or asked for input), `SELECT` (not exactly one
+  valid Apps content item for the descriptor's URI). `cold` marks a View
+  whose generation is gone, at any step: the host offers the cold
+  affordance, never a silent rebind.
 
   Attributes:
     step: Where it failed.
@@ -108,31 +107,11 @@ class BootstrapError(McpAppsError):
     )
 
 
-class BootstrapDeniedError(BootstrapError):
-  """The `SessionAuthorizer` denied the View."""
-
-
-class BootstrapGenerationError(BootstrapError):
-  """No live reserved generation: cold affordance, never a silent rebind."""
-
-
 def _gone(step: BootstrapStep, function_call_id: str) -> BootstrapError:
   """The cold failure of a step whose generation is gone."""
-  return BootstrapGenerationError(
+  return BootstrapError(
       step, 'generation_invalidated', function_call_id, cold=True
   )
-
-
-class BootstrapResolveError(BootstrapError):
-  """The gated resolver released nothing (read-only render)."""
-
-
-class BootstrapReadError(BootstrapError):
-  """The `resources/read` failed or asked for input."""
-
-
-class ContentSelectionError(BootstrapError):
-  """Not exactly one valid Apps content item for the descriptor's URI."""
 
 
 @dataclasses.dataclass(eq=False)
@@ -148,7 +127,7 @@ class ViewGrant:
     binding: What the View is bound to.
     generation_id: The connection generation the View runs on.
     incarnation: The Session incarnation the grant was issued in; after a
-      deletion and recreation the grant serves nothing (RFC §3).
+      deletion and recreation the grant serves nothing.
   """
 
   view_id: str
@@ -241,7 +220,7 @@ def select_app_content(
     The selected item and its decoded HTML.
 
   Raises:
-    ContentSelectionError: Zero or several matches, an undecodable item, or
+    BootstrapError: (`SELECT`) Zero or several matches, an undecodable item, or
       one over `max_bytes`.
   """
   matches = [
@@ -251,7 +230,7 @@ def select_app_content(
       and uris_equal(str(getattr(item, 'uri', '')), resource_uri)
   ]
   if len(matches) != 1:
-    raise ContentSelectionError(
+    raise BootstrapError(
         BootstrapStep.SELECT,
         'no_match' if not matches else 'several_matches',
         function_call_id,
@@ -263,17 +242,13 @@ def select_app_content(
       raw = base64.b64decode(getattr(item, 'blob', None) or '', validate=True)
       text = raw.decode('utf-8')
     except (binascii.Error, UnicodeDecodeError, ValueError) as e:
-      raise ContentSelectionError(
+      raise BootstrapError(
           BootstrapStep.SELECT, 'bad_encoding', function_call_id
       ) from e
   if not isinstance(text, str):
-    raise ContentSelectionError(
-        BootstrapStep.SELECT, 'bad_encoding', function_call_id
-    )
+    raise BootstrapError(BootstrapStep.SELECT, 'bad_encoding', function_call_id)
   if len(text.encode('utf-8', 'surrogatepass')) > max_bytes:
-    raise ContentSelectionError(
-        BootstrapStep.SELECT, 'too_large', function_call_id
-    )
+    raise BootstrapError(BootstrapStep.SELECT, 'too_large', function_call_id)
   return item, text
 
 
@@ -296,9 +271,8 @@ async def read_app_resource(
     The complete `ReadResourceResult`.
 
   Raises:
-    BootstrapGenerationError: The generation is gone (cold).
-    BootstrapReadError: The read failed, asked for input, or exceeded the
-      round or time limit.
+    BootstrapError: (`cold`) The generation is gone; (`READ`) the read
+      failed, asked for input, or exceeded the round or time limit.
   """
   call_id = function_call_id
   deadline = time.monotonic() + max_seconds
@@ -312,19 +286,17 @@ async def read_app_resource(
     except ConnectionAffinityError as e:
       raise _gone(BootstrapStep.READ, call_id) from e
     except Exception as e:  # pylint: disable=broad-except
-      raise BootstrapReadError(
-          BootstrapStep.READ, 'read_failed', call_id
-      ) from e
+      raise BootstrapError(BootstrapStep.READ, 'read_failed', call_id) from e
     if getattr(result, 'result_type', None) in (None, 'complete'):
       return result
     if getattr(result, 'input_requests', None) or not getattr(
         result, 'request_state', None
     ):
-      raise BootstrapReadError(BootstrapStep.READ, 'input_required', call_id)
+      raise BootstrapError(BootstrapStep.READ, 'input_required', call_id)
     if time.monotonic() > deadline:
-      raise BootstrapReadError(BootstrapStep.READ, 'mrtr_timeout', call_id)
+      raise BootstrapError(BootstrapStep.READ, 'mrtr_timeout', call_id)
     state = result.request_state
-  raise BootstrapReadError(BootstrapStep.READ, 'mrtr_rounds_exceeded', call_id)
+  raise BootstrapError(BootstrapStep.READ, 'mrtr_rounds_exceeded', call_id)
 
 
 def _ui_meta(item: Any, listing_ui_meta: Optional[Mapping[str, Any]]) -> Any:
@@ -348,7 +320,7 @@ async def bootstrap_render(
     agent_names: Optional[Collection[str]] = None,
     observer: Optional[Observer] = None,
 ) -> RenderDocument:
-  """Bootstraps one View, in RFC order; see the module docstring.
+  """Bootstraps one View, in order; see docs/design/bootstrap.md.
 
   Args:
     registry: The `McpAppBindingRegistry` serving the toolset.
@@ -387,12 +359,12 @@ async def bootstrap_render(
   except Exception:  # pylint: disable=broad-except
     allowed = False  # An authorizer that raises denies.
   if not allowed:
-    raise BootstrapDeniedError(BootstrapStep.AUTHORIZE, 'denied', call_id)
+    raise BootstrapError(BootstrapStep.AUTHORIZE, 'denied', call_id)
 
   begin(BootstrapStep.RESERVE)
   hold = registry.render_reservations.take(toolset_id, session, call_id)
   if hold is None:
-    raise BootstrapGenerationError(
+    raise BootstrapError(
         BootstrapStep.RESERVE, 'no_reservation', call_id, cold=True
     )
   try:
@@ -415,23 +387,21 @@ async def bootstrap_render(
           session, event_id=event_id, function_call_id=call_id, view=binding
       )
     except SealedResolutionError as e:
-      raise BootstrapResolveError(
-          BootstrapStep.RESOLVE, e.fault.value, call_id
-      ) from e
+      raise BootstrapError(BootstrapStep.RESOLVE, e.fault.value, call_id) from e
     descriptor = resolved.descriptor
     assert descriptor is not None  # `view` is only satisfied by one.
     if (
         agent_names is not None
         and descriptor.correlation.agent_path not in agent_names
     ):
-      raise BootstrapResolveError(
-          BootstrapStep.RESOLVE, 'missing_agent', call_id
-      )
+      raise BootstrapError(BootstrapStep.RESOLVE, 'missing_agent', call_id)
     try:
       tool_input: Optional[Mapping[str, Any]] = dict(
           resolved.refresh_record().arguments
       )
-    except RefreshRecordCorruptError:
+    except SealingError as e:
+      if e.reason is not SealingErrorReason.REFRESH_RECORD_CORRUPT:
+        raise
       tool_input = None
 
     begin(BootstrapStep.READ)

@@ -12,35 +12,32 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Session incarnations (PR 2): fenced creation, recovery, migration, deletion.
+"""Session incarnations: fenced creation, recovery, migration, deletion.
 
-ADK lets a client reuse a Session id after deletion and commits Session
-creation in its own transaction, so nothing in 2.13.0 stops a stale creator,
-a late result or an old reference from landing in the wrong conversation.
-Under a lifecycle-enabled configuration this package gives every app-enabled
-Session a durable incarnation (RFC §3): `fenced_creation` is the write fence
-the session services commit against, `manager` drives creation, recovery,
-adoption of pre-series Sessions and cascade deletion, and `errors` holds the
-typed refusals. Nothing here runs without such a configuration.
+Under a lifecycle-enabled configuration every app-enabled Session gets a
+durable incarnation, so a stale creator, a late result or an old reference
+cannot land in a recreated Session. Nothing here runs without such a
+configuration. Design: docs/design/lifecycle.md.
+
+Usage:
+
+  manager = SessionLifecycleManager(lifecycle_store, session_service)
+  await manager.create(SessionKey('app', 'user', 'session-1'))
 """
 
 from .errors import AdoptionRefusedError
 from .errors import CreationFenceError
-from .errors import FenceAlreadyCommittedError
-from .errors import FenceRetiredError
+from .errors import FenceRefusal
 from .errors import FenceUnsupportedError
 from .errors import ReceiptMismatchError
-from .errors import SessionCreatingError
-from .errors import SessionDeletingError
 from .errors import SessionExistsError
-from .errors import SessionGoneError
 from .errors import SessionLifecycleError
 from .errors import SessionNotAdmittedError
 from .errors import StaleIncarnationError
 from .fenced_creation import fence_for
 from .fenced_creation import FenceToken
-from .fenced_creation import finalize_imported_events
-from .fenced_creation import import_digest
+from .imported_events import finalize_imported_events
+from .imported_events import import_digest
 from .manager import FaultPoint
 from .manager import RecoveryOutcome
 from .manager import SealedStoreParticipant
@@ -51,17 +48,13 @@ __all__ = [
     'AdoptionRefusedError',
     'CreationFenceError',
     'FaultPoint',
-    'FenceAlreadyCommittedError',
-    'FenceRetiredError',
+    'FenceRefusal',
     'FenceToken',
     'FenceUnsupportedError',
     'ReceiptMismatchError',
     'RecoveryOutcome',
     'SealedStoreParticipant',
-    'SessionCreatingError',
-    'SessionDeletingError',
     'SessionExistsError',
-    'SessionGoneError',
     'SessionLifecycleError',
     'SessionLifecycleManager',
     'SessionNotAdmittedError',

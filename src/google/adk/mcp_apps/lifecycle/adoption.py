@@ -15,16 +15,13 @@
 
 """Lazy migration: a Session's first app-enabled touch adopts it.
 
-Sessions created before a profile was bound (or by a plain
-`create_session`) have no lifecycle record. The RFC migrates them lazily:
-the first app-enabled touch (the first app-safe listing or UI call of the
-Session) adopts the Session as `ACTIVE(1)` through the manager's verified
-CAS with an adoption marker. Doing it at the first touch, rather than when
-a result is sealed, keeps the Session's incarnation (and so its app-safe
-connection scope) the same from the listing to the seal.
+Sessions created before a profile was bound have no lifecycle record; the
+first app-safe listing or UI call adopts them as `ACTIVE(1)`. Design:
+docs/design/lifecycle.md.
 
-Only the explicit local-development lifecycle store adopts without a
-creation fence: in-memory Session services cannot host one.
+Usage:
+
+  record = await touch_record(lifecycle_store, key, session_service)
 """
 
 from __future__ import annotations

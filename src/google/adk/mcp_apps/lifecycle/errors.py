@@ -12,15 +12,22 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Typed errors of the Session lifecycle: admission, fence, recovery.
+"""Errors of the Session lifecycle: admission, fence, recovery.
 
-Every refusal names the Session key's state and incarnation so an operator
-can tell a stale creator from a deletion in progress; none carries Session
+Every refusal names the Session key's state and incarnation, never Session
 content or state values.
+
+Usage:
+
+  try:
+    await manager.admit(key)
+  except SessionNotAdmittedError as e:
+    print(e.state, e.incarnation)
 """
 
 from __future__ import annotations
 
+import enum
 from typing import Optional
 
 from ..contracts.scope import SessionKey
@@ -39,6 +46,9 @@ class SessionLifecycleError(McpAppsError):
 class SessionNotAdmittedError(SessionLifecycleError):
   """App work was refused because the Session is not `ACTIVE`.
 
+  `state` says why: `CREATING` (not yet durable), `DELETING` (admission and
+  re-creation wait), or `ABSENT`/`DELETED` (gone).
+
   Attributes:
     session: The Session key.
     state: The state found.
@@ -55,18 +65,6 @@ class SessionNotAdmittedError(SessionLifecycleError):
         f'Session {_describe(session)} admits no app work while'
         f' {state.value}({incarnation})'
     )
-
-
-class SessionCreatingError(SessionNotAdmittedError):
-  """The Session is `CREATING(n)`: not yet durable, so not admitted."""
-
-
-class SessionDeletingError(SessionNotAdmittedError):
-  """The Session is `DELETING(n)`: admission and re-creation both wait."""
-
-
-class SessionGoneError(SessionNotAdmittedError):
-  """The Session is `ABSENT` or `DELETED(n)`."""
 
 
 class StaleIncarnationError(SessionLifecycleError):
@@ -119,10 +117,24 @@ class SessionExistsError(SessionLifecycleError):
     )
 
 
+class FenceRefusal(enum.Enum):
+  """Why the creation fence refused an operation."""
+
+  RETIRED = 'retired'
+  """The creator's fence is no longer current; nothing was committed."""
+
+  ALREADY_COMMITTED = 'already_committed'
+  """Retire found the creator's commit durable: recover, do not reclaim."""
+
+  OTHER_OPERATION = 'other_operation'
+  """The fence belongs to another creation operation."""
+
+
 class CreationFenceError(SessionLifecycleError):
   """The Session backend's creation fence refused an operation.
 
   Attributes:
+    reason: Why.
     session: The Session key.
     incarnation: The incarnation the caller held.
     operation_id: The creation operation the caller held.
@@ -131,6 +143,7 @@ class CreationFenceError(SessionLifecycleError):
 
   def __init__(
       self,
+      reason: FenceRefusal,
       session: SessionKey,
       *,
       incarnation: int,
@@ -138,22 +151,16 @@ class CreationFenceError(SessionLifecycleError):
       found: Optional[str],
       detail: str,
   ) -> None:
+    self.reason = reason
     self.session = session
     self.incarnation = incarnation
     self.operation_id = operation_id
     self.found = found
     super().__init__(
         f'Creation fence of Session {_describe(session)} refused'
-        f' incarnation {incarnation} ({detail}; fence is {found or "absent"})'
+        f' incarnation {incarnation} ({reason.value}: {detail}; fence is'
+        f' {found or "absent"})'
     )
-
-
-class FenceRetiredError(CreationFenceError):
-  """The creator's fence is no longer current; nothing was committed."""
-
-
-class FenceAlreadyCommittedError(CreationFenceError):
-  """Reclaim found the creator's commit durable; recover, do not reclaim."""
 
 
 class FenceUnsupportedError(SessionLifecycleError):

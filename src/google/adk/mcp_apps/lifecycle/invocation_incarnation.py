@@ -14,18 +14,12 @@
 
 """The incarnation a Runner invocation works in, pinned to its Session.
 
-A Runner loads the Session object once per invocation and appends every
-Event of the invocation through it, so what the invocation appends belongs
-to the incarnation that was `ACTIVE` when it started. The invocation's
-first app-safe touch (the bound toolset's listing, or a UI call) pins that
-incarnation to the invocation's Session object; the append stage then
-checks each later append against the Session's current record, so a
-result that arrives after the Session was deleted or recreated fails typed
-instead of landing in the new incarnation.
+The invocation's first app-safe touch pins the `ACTIVE` incarnation to its
+Session object; later appends are checked against it, so a late result of a
+deleted or recreated Session fails typed. Design: docs/design/lifecycle.md.
 
-A pin lives exactly as long as the Session object: nothing to clean up.
+Usage:
 
-Example:
   pin_incarnation(invocation.session, record, lifecycle_store)
   pin = pinned_incarnation(session)  # None if never pinned
   if pin is not None:

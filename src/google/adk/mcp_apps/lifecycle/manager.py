@@ -15,42 +15,16 @@
 """Session incarnations from fenced creation to idempotent cascade deletion.
 
 `SessionLifecycleManager` drives one `SessionLifecycleStore` and one Session
-service's creation fence through the RFC §3 protocols:
+service's creation fence: create, recover a stalled creation, adopt a
+pre-series Session, delete with a resumable cascade, and admit app work only
+on an `ACTIVE` Session. Design: docs/design/lifecycle.md.
 
-* **create**: reserve `CREATING(n)` (expected `ABSENT` or `DELETED(n-1)`)
-  -> arm the fence `(n, op)` -> finalize the imported events and digest them
-  -> `create_if_fence_current` (Session row, events, receipt and fence check
-  in one transaction) -> read the receipt back and compare it -> CAS to
-  `ACTIVE(n)`. Nothing observes `ACTIVE` before the receipted row is durable.
-* **recover_creation**: for `CREATING(n)` whose creator is gone or stalled.
-  A committed receipt is verified (operation id, incarnation, and the digest
-  recomputed from the stored events; never just their count) and activated;
-  a mismatch is never adopted. Without a commit the fence is retired first
-  (the creator's late commit now fails in its own transaction), then the
-  record becomes `DELETED(n)` (abandoned) and the next create reserves
-  `CREATING(n+1)`. Idempotent.
-* **adopt**: migration of a Session that predates the series:
-  `ABSENT -> ACTIVE(1)` with an adoption receipt in the fence row, never a
-  creation receipt.
-* **delete** / **resume_deletion**: CAS to `DELETING(n)` -> phase-1 revoke
-  hooks -> coordination -> delete the Session row -> each cascade
-  participant (the sealed-result store's `delete_incarnation` first) -> the
-  completion mark `DELETED(n)`. Each finished phase is a cascade step in the
-  lifecycle record, so a restart resumes where the crash stopped and skips
-  what is done; every phase is idempotent on its own as well. Progress is
-  logged (redacted) and never written as Session events.
-* **admission**: `admit` refuses app work on a Session that is not
-  `ACTIVE`; `check_incarnation` refuses work tied to another incarnation
-  (or to a Session no longer `ACTIVE`). Its callers are `append_event` and
-  the Runner's append stage (`sealing.append_stage`), which checks every
-  append of an invocation against the incarnation the invocation started
-  in. The resolver and live replay compare a grant's incarnation
-  themselves (`sealing.resolver`); governed-operation permits and channel
-  tokens, which do not exist yet, are to call `require_incarnation`.
+Usage:
 
-Fault points: the manager awaits `fault_hook(name)` at every step the
-conformance cases name (`FaultPoint`); the crash tests kill the process
-there and restart fresh objects on the same databases.
+  manager = SessionLifecycleManager(lifecycle_store, session_service)
+  session, record = await manager.create(key, events=imported)
+  incarnation = await manager.admit(key)
+  await manager.delete(key)
 """
 
 from __future__ import annotations
@@ -75,12 +49,10 @@ from ..contracts.session_lifecycle_store import LifecycleRecord
 from ..contracts.session_lifecycle_store import LifecycleState
 from ..contracts.session_lifecycle_store import SessionLifecycleStore
 from .errors import AdoptionRefusedError
-from .errors import FenceAlreadyCommittedError
+from .errors import CreationFenceError
+from .errors import FenceRefusal
 from .errors import ReceiptMismatchError
-from .errors import SessionCreatingError
-from .errors import SessionDeletingError
 from .errors import SessionExistsError
-from .errors import SessionGoneError
 from .errors import SessionNotAdmittedError
 from .errors import StaleIncarnationError
 from .fenced_creation import FaultHook
@@ -88,9 +60,9 @@ from .fenced_creation import fence_for
 from .fenced_creation import FenceRow
 from .fenced_creation import FenceState
 from .fenced_creation import FenceToken
-from .fenced_creation import finalize_imported_events
-from .fenced_creation import import_digest
 from .fenced_creation import SessionCreationFence
+from .imported_events import finalize_imported_events
+from .imported_events import import_digest
 
 logger = logging.getLogger('google_adk.' + __name__)
 
@@ -218,8 +190,8 @@ class SessionLifecycleManager:
       store: The lifecycle store.
       session_service: A `DatabaseSessionService` or `SqliteSessionService`.
       revoke_hooks: Phase-1 revocation, in order; each idempotent.
-      coordinator: Acquires coordination before the row delete (PR 4 supplies
-        the Session coordinator); None acquires nothing.
+      coordinator: Acquires coordination before the row delete (the Session
+        coordinator); None acquires nothing.
       participants: The deletion cascade, in order; names must be unique.
       fault_hook: Awaited at each `FaultPoint` (tests only).
       fence: The creation fence; by default the service's own
@@ -250,9 +222,8 @@ class SessionLifecycleManager:
     """The incarnation app work may use now.
 
     Raises:
-      SessionCreatingError: `CREATING(n)`.
-      SessionDeletingError: `DELETING(n)`.
-      SessionGoneError: `ABSENT` or `DELETED(n)`.
+      SessionNotAdmittedError: `CREATING(n)`, `DELETING(n)`, `ABSENT` or
+        `DELETED(n)` (its `state` says which).
     """
     record = await self.store.read(session)
     if record.state is LifecycleState.ACTIVE:
@@ -309,9 +280,10 @@ class SessionLifecycleManager:
 
     Raises:
       SessionExistsError: The key is `ACTIVE` or `CREATING`.
-      SessionDeletingError: The key is `DELETING` (retry once deleted).
+      SessionNotAdmittedError: The key is `DELETING` (retry once deleted).
       LifecycleConflictError: A racing creator reserved first.
-      FenceRetiredError: This creator was retired (reclaimed) meanwhile.
+      CreationFenceError: (`RETIRED`) This creator was retired (reclaimed)
+        meanwhile.
       ReceiptMismatchError: The committed receipt does not match.
     """
     op = operation_id or f'create-{uuid.uuid4().hex}'
@@ -323,7 +295,7 @@ class SessionLifecycleManager:
         self.store.read(session), self._row_exists(session)
     )
     if record.state is LifecycleState.DELETING:
-      raise SessionDeletingError(session, record.state, record.incarnation)
+      raise SessionNotAdmittedError(session, record.state, record.incarnation)
     if record.state not in (LifecycleState.ABSENT, LifecycleState.DELETED):
       raise SessionExistsError(session, record.state, record.incarnation)
     if record.state is LifecycleState.ABSENT and row_exists:
@@ -372,10 +344,6 @@ class SessionLifecycleManager:
     return created, active
 
   async def _row_exists(self, session: SessionKey) -> bool:
-    probe = getattr(self.fence, 'session_row_exists', None)
-    if probe is not None:
-      # One indexed SELECT instead of loading the Session and its states.
-      return bool(await probe(session))
     found = await self.session_service.get_session(
         **_key_args(session), config=GetSessionConfig(num_recent_events=0)
     )
@@ -405,7 +373,9 @@ class SessionLifecycleManager:
       return await self._activate_verified(session, record, row)
     try:
       await self.fence.retire(session, token)
-    except FenceAlreadyCommittedError:
+    except CreationFenceError as e:
+      if e.reason is not FenceRefusal.ALREADY_COMMITTED:
+        raise
       # The creator committed between our read and the retire.
       row = await self.fence.read(session)
       return await self._activate_verified(session, record, row)
@@ -608,8 +578,8 @@ def check_incarnation(
     purpose: What is refused (e.g. `append`), for the error.
 
   Raises:
-    StaleIncarnationError: Another incarnation, or not `ACTIVE` (RFC §3
-      recreation).
+    StaleIncarnationError: Another incarnation, or not `ACTIVE` (deleted or
+      recreated).
   """
   if (
       record.state is not LifecycleState.ACTIVE
@@ -626,15 +596,9 @@ def check_incarnation(
 
 def not_admitted_error(record: LifecycleRecord) -> SessionNotAdmittedError:
   """The typed admission refusal for a Session not `ACTIVE`."""
-  if record.state is LifecycleState.CREATING:
-    return SessionCreatingError(
-        record.session, record.state, record.incarnation
-    )
-  if record.state is LifecycleState.DELETING:
-    return SessionDeletingError(
-        record.session, record.state, record.incarnation
-    )
-  return SessionGoneError(record.session, record.state, record.incarnation)
+  return SessionNotAdmittedError(
+      record.session, record.state, record.incarnation
+  )
 
 
 def _is_commit_of(row: Optional[FenceRow], token: FenceToken) -> bool:

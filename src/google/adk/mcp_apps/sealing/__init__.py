@@ -13,7 +13,7 @@
 # limitations under the License.
 
 
-"""Sealing of profile-bound UI results into the `SealedResultStore` (PR 2).
+"""Sealing of profile-bound UI results into the `SealedResultStore`.
 
 * `refresh_record`: `RefreshInvocationRecord`, what cold replay needs to
   refresh or re-run a render-producing call, sealed beside its result.
@@ -23,4 +23,7 @@
   writes the references, validates and appends, then marks them referenced.
 * `resolver`: the gated resolver, which releases sealed bytes only after
   checking the authoritative persisted Event.
+* `errors`: `SealingError`, with a `SealingErrorReason`.
+
+Design: docs/design/sealing.md.
 """

@@ -15,31 +15,15 @@
 
 """The append stage: seal, reference, validate, append, mark referenced.
 
-Runner appends go through `append_event_with_sealed_results`. For an Event
-of an invocation that never touched a bound toolset, with no pending seal,
-it only validates references (a profile-less Event has none, so this is
-one scan of its widgets) and appends: upstream behaviour. An invocation
-that did touch one has the incarnation it started in pinned to its Session
-object (`lifecycle.invocation_incarnation`); each of its appends is first
-checked against the Session's current record, so once the Session was
-deleted or recreated its late results and late appends fail typed
-(`StaleIncarnationError`) and nothing is written. For an Event carrying the
-FunctionResponse of a profile-bound UI call it then runs, in this order,
-the observable write boundaries of RFC §3 and §6:
+Runner appends go through `append_event_with_sealed_results`; without a
+bound profile and pending seals it validates references and appends, as
+upstream does. Design: docs/design/sealing.md.
 
-1. resolve the Session's `ACTIVE` incarnation: the invocation's pinned
-   one, or without a pin the current one (adopting a pre-series Session;
-   see `lifecycle.adoption`);
-2. create each sealed envelope (result + refresh record) immutably under
-   its operation instance, keyed by the final Event id;
-3. drop the commits whose binding stopped serving meanwhile (readiness
-   loss, withdrawal, rebind: their widget leaves the Event, their record is
-   left to orphan GC), write the other references into the Event
-   (descriptor or Event-level map) and cross-validate it; a failure leaves
-   pending records for GC;
-4. append the Event;
-5. mark the records referenced (a crash before this leaves them pending,
-   and GC still checks the authoritative Event before deleting).
+Usage:
+
+  await append_event_with_sealed_results(
+      session_service, session=session, event=event
+  )
 """
 
 from __future__ import annotations

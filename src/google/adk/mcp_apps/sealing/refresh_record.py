@@ -15,15 +15,12 @@
 
 """`RefreshInvocationRecord`: how a render-producing call could be refreshed.
 
-After a restart or an eviction the old View is gone for good (RFC §6 cold
-replay); the host may offer a one-click refresh of a replay-safe call or an
-explicit "run tool again". Either needs to know exactly what ran: server,
-toolset and native tool, the canonical arguments, the declaration and
-catalog generation it ran against, the binding revision, the replay
-classification (source, revision, class) and the call's origin and
-correlation. That record is sealed in the same envelope create as the
-result, so no public surface carries it and the two exist together or not
-at all.
+Sealed with the result, it names exactly what ran, so cold replay can offer
+a refresh or an explicit re-run. Design: docs/design/sealing.md.
+
+Usage:
+
+  record = RefreshInvocationRecord.from_bytes(envelope.refresh_record)
 """
 
 from __future__ import annotations
@@ -39,15 +36,11 @@ from pydantic import ConfigDict
 from ..canonical_json import canonicalize
 from ..canonical_json import CanonicalJsonError
 from ..canonical_json import Purpose
-from ..errors import McpAppsError
+from .errors import SealingError
+from .errors import SealingErrorReason
 
 REFRESH_RECORD_VERSION = 1
 """The record format this host writes and reads."""
-
-
-class RefreshRecordCorruptError(McpAppsError):
-  """The sealed refresh record does not parse; cold replay shows the
-  placeholder only."""
 
 
 class RefreshInvocationRecord(BaseModel):
@@ -111,11 +104,14 @@ class RefreshInvocationRecord(BaseModel):
     """Parses sealed record bytes.
 
     Raises:
-      RefreshRecordCorruptError: Missing, not canonical JSON of this
+      SealingError: (`REFRESH_RECORD_CORRUPT`) Missing, not canonical JSON of this
         format, or a field is missing or mistyped.
     """
     if data is None:
-      raise RefreshRecordCorruptError('The envelope holds no refresh record')
+      raise SealingError(
+          SealingErrorReason.REFRESH_RECORD_CORRUPT,
+          'The envelope holds no refresh record',
+      )
     try:
       value = json.loads(data.decode('utf-8'))
       # Re-encoding must give the very bytes: an edit that still parses is
@@ -133,6 +129,7 @@ class RefreshInvocationRecord(BaseModel):
         ValueError,
     ) as e:
       # pydantic's ValidationError is a ValueError.
-      raise RefreshRecordCorruptError(
-          f'The refresh record is corrupt ({type(e).__name__})'
+      raise SealingError(
+          SealingErrorReason.REFRESH_RECORD_CORRUPT,
+          f'The refresh record is corrupt ({type(e).__name__})',
       ) from e

@@ -15,26 +15,16 @@
 
 """The gated resolver: sealed bytes leave the store only for a verified ask.
 
-A sealed-result reference is a locator, not authority. Before releasing
-any byte the resolver (RFC §3 "resolver rule"):
+A sealed-result reference is a locator, not authority: the resolver checks
+the Session's lifecycle, the persisted Event, the reference, the binding
+revision and the View binding before resolving the record. Every failure is
+a `SealedResolutionError` naming the check. Design: docs/design/sealing.md.
 
-1. checks the Session's lifecycle: `ACTIVE`, and the incarnation the caller
-   holds, if it holds one (a deleted or recreated Session releases nothing);
-2. loads the authoritative persisted Event through the Session service
-   (never a caller-supplied copy) and finds the call's FunctionResponse;
-3. finds the reference in its placement (descriptor or Event-level map); a
-   legacy descriptor or a missing reference fails typed;
-4. verifies the descriptor's `binding_revision` under the profile's keys;
-5. checks the View binding (toolset, server, call, Event), if one is given;
-6. resolves the record in exactly that scope, which verifies the
-   store-private digest.
+Usage:
 
-Bootstrap asks before any View exists (the pre-lease rule, RFC §3 step 3);
-interactive replay to a live View asks with the View's grant, through
-`bootstrap.live_replay` (the post-lease rule).
-
-Every failure is a `SealedResolutionError` whose `fault` says which check
-failed; the host shows the read-only render for all of them.
+  resolved = await GatedResultResolver(profile, session_service).resolve(
+      session, event_id=event_id, function_call_id=call_id
+  )
 """
 
 from __future__ import annotations
@@ -63,10 +53,11 @@ from ..descriptor.sealed_reference import SEALED_REFERENCE_SCHEMA_VERSION
 from ..descriptor.sealed_reference import SealedResultReference
 from ..descriptor.widget_descriptor import LegacyMcpWidget
 from ..descriptor.widget_descriptor import McpAppWidgetDescriptor
-from ..errors import McpAppsError
 from ..profile.errors import HostProfileError
 from ..profile.fingerprint import verify_binding_revision
 from ..profile.host_profile import McpAppsHostProfile
+from .errors import SealingError
+from .errors import SealingErrorReason
 from .refresh_record import RefreshInvocationRecord
 
 
@@ -105,7 +96,7 @@ class ResolutionFault(enum.Enum):
   """The record fails its store-private digest."""
 
 
-class SealedResolutionError(McpAppsError):
+class SealedResolutionError(SealingError):
   """The resolver released nothing; the host shows the read-only render.
 
   Attributes:
@@ -117,12 +108,15 @@ class SealedResolutionError(McpAppsError):
       self, fault: ResolutionFault, function_call_id: str, detail: str = ''
   ) -> None:
     self.fault = fault
-    self.function_call_id = function_call_id
     message = (
         f'Sealed result of function call {function_call_id!r} not released'
         f' ({fault.value})'
     )
-    super().__init__(f'{message}: {detail}' if detail else message)
+    super().__init__(
+        SealingErrorReason.NOT_RELEASED,
+        f'{message}: {detail}' if detail else message,
+        function_call_id=function_call_id,
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -171,7 +165,7 @@ class ResolvedResult:
     """The call's refresh-invocation record.
 
     Raises:
-      RefreshRecordCorruptError: Missing or corrupt.
+      SealingError: (`REFRESH_RECORD_CORRUPT`) Missing or corrupt.
     """
     return RefreshInvocationRecord.from_bytes(self.envelope.refresh_record)
 

@@ -52,41 +52,18 @@ from ..contracts.sealed_result_store import SealedResultStore
 from ..contracts.session_lifecycle_store import SessionLifecycleStore
 from ..descriptor.widget_descriptor import McpAppWidgetDescriptor
 from ..descriptor.widget_descriptor import WidgetCorrelation
-from ..errors import McpAppsError
 from ..profile.fingerprint import binding_revision
 from ..profile.host_profile import McpAppsHostProfile
+from .errors import SealingError
+from .errors import SealingErrorReason
 from .refresh_record import RefreshInvocationRecord
 
 DEFAULT_PENDING_TTL = 3600.0
 """Seconds an unreferenced pending record stays before GC may take it."""
 
 
-class SealingLimitError(McpAppsError):
-  """A result exceeds the profile's sealing limits (or is not I-JSON).
-
-  Raised inside the tool call, so it takes the MCP tool-error path like any
-  other failure of the call: with ADK's default graceful MCP error handling,
-  an error result the model sees; with it disabled, the
-  `on_tool_error_callback` chain (a callback's response becomes the result).
-
-  Attributes:
-    function_call_id: The call whose result could not be sealed.
-  """
-
-  def __init__(self, function_call_id: str, cause: CanonicalJsonError):
-    self.function_call_id = function_call_id
-    super().__init__(
-        f'The result of function call {function_call_id!r} cannot be sealed:'
-        f' {cause}'
-    )
-
-
-class SealingUnavailableError(McpAppsError):
-  """The profile lacks a sealed-result or lifecycle store."""
-
-
 class SealPlacement(enum.Enum):
-  """Where the Event carries a sealed result's reference (RFC §3)."""
+  """Where the Event carries a sealed result's reference."""
 
   WIDGET = 'widget'
   """`sealedResultRef` on the call's own descriptor (render-producing)."""
@@ -186,7 +163,8 @@ def seal_bytes(
   """ADK Canonical JSON of `value` under the profile's sealing limits.
 
   Raises:
-    SealingLimitError: Over the size or depth limit, or not I-JSON.
+    SealingError: (`LIMIT_EXCEEDED`) Over the size or depth limit, or not
+      I-JSON.
   """
   try:
     return canonicalize(
@@ -196,7 +174,12 @@ def seal_bytes(
         max_depth=profile.limits.sealing_max_depth,
     )
   except CanonicalJsonError as e:
-    raise SealingLimitError(function_call_id, e) from e
+    raise SealingError(
+        SealingErrorReason.LIMIT_EXCEEDED,
+        f'The result of function call {function_call_id!r} cannot be sealed:'
+        f' {e}',
+        function_call_id=function_call_id,
+    ) from e
 
 
 def new_operation_instance_id() -> str:
@@ -258,16 +241,17 @@ def prepare_seal(
     The descriptor to emit, or None for the Event placement.
 
   Raises:
-    SealingLimitError: The result (or the refresh record) is over a limit.
-    SealingUnavailableError: The profile has no stores.
+    SealingError: (`LIMIT_EXCEEDED`) The result (or the refresh record) is
+      over a limit; (`UNAVAILABLE`) the profile has no stores.
     BindingKeyUnavailableError: The key provider has no active key.
   """
   profile = request.profile
   store = profile.sealed_result_store
   lifecycle = profile.session_lifecycle_store
   if store is None or lifecycle is None:
-    raise SealingUnavailableError(
-        f'Profile {profile.name!r} has no sealed-result or lifecycle store'
+    raise SealingError(
+        SealingErrorReason.UNAVAILABLE,
+        f'Profile {profile.name!r} has no sealed-result or lifecycle store',
     )
   call_id = request.correlation.function_call_id
   sealed = seal_bytes(

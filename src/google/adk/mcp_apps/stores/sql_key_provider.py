@@ -14,47 +14,16 @@
 
 """A durable `BindingRevisionKeyProvider` on SQLAlchemy's async engine.
 
-Descriptors persisted before a restart must still verify after it, and
-sticky-compatible workers must verify each other's, so the binding key has
-to live in shared, durable storage. `SqlBindingKeyProvider` keeps its keys
-in one table, `adk_mcp_apps_binding_keys`, in a SQLite file or PostgreSQL:
+Keys live in one table (SQLite file or PostgreSQL); the synchronous contract
+answers from a snapshot that `load()`, `refresh()`, `rotate()` and
+`invalidate()` maintain, failing closed when unloaded or stale. Design:
+docs/design/stores.md.
 
-* each key has an id, a random secret (32 bytes by default), its creation,
-  activation and retire-after timestamps, and a state: `active` (signs and
-  verifies), `verify_only` (verifies until its retire-after time) or
-  `retired` (never again; its secret is erased);
-* a partial unique index allows at most one `active` row, so workers that
-  create the first key at the same time, or rotate at the same time, cannot
-  end up with two active keys: the loser's insert fails, it rolls back, and
-  it adopts (or, for a rotation, retries on top of) the winner's key.
+Usage:
 
-Synchronous reads over an async store: the contract's `active_key` and
-`key` are synchronous because `binding_revision` is, so they answer from an
-in-memory snapshot of the table, and the async methods maintain it:
-
-* `await load()` creates the table if missing, reads the snapshot and, when
-  the table holds no active key, creates one (race-safely). Until it has
-  run, both sync methods raise `BindingKeyUnavailableError`, so an unloaded
-  provider fails closed and readiness reports it.
-* `rotate()` and `invalidate()` write through and then re-read, so the
-  worker that performs them sees the change at once.
-* Another worker sees a rotation or invalidation at its next `refresh()`
-  (or `load()`); until then it keeps signing with the key it knows, which
-  still verifies everywhere during the rotation window, and a revision
-  signed with a key it has not loaded yet fails closed. Deployments refresh
-  periodically (`refresh_periodically`), more often than the shortest
-  rotation window.
-* Window closing needs no refresh: retire-after times are compared with the
-  clock on every call, so a verify-only key stops verifying exactly when its
-  window closes.
-* `max_staleness` bounds how long an invalidation can go unnoticed: a
-  snapshot older than that (e.g. the database has been unreachable) makes
-  both sync methods fail closed until a refresh succeeds.
-
-Timestamps come from the provider's injectable clock, so workers' clocks
-must agree to within the precision the windows need. Secrets are stored as
-is; protect the table as you would any credential (a KMS-wrapped provider
-can implement the same contract).
+  provider = SqlBindingKeyProvider('sqlite+aiosqlite:///keys.db')
+  await provider.load()
+  key = provider.active_key()
 """
 
 from __future__ import annotations

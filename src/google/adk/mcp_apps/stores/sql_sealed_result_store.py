@@ -14,51 +14,16 @@
 
 """A durable `SealedResultStore` on SQLAlchemy's async engine.
 
-Under a bound profile a UI result is sealed before its Event is appended,
-and descriptors persisted before a restart must still resolve after it, so
-the sidecar has to be durable and shared by the workers of a deployment.
-`SqlSealedResultStore` keeps it in a SQLite file or PostgreSQL, in two
-tables:
+Sealed envelopes are immutable per operation instance, resolved only in
+their exact scope with a digest check, committed once their Event is
+appended and garbage-collected when orphaned. Design:
+docs/design/stores.md.
 
-* `adk_mcp_apps_sealed_results`: one row per record, keyed by a random
-  256-bit `record_id` (no link to the scope), holding the full key scope
-  `(app_name, user_id, session_id, incarnation, event_id,
-  function_call_id)`, the operation-instance id (unique), the opaque
-  envelope bytes, a store-private SHA-256 digest of them, the state
-  (`pending` or `committed`) and the expiry of a pending record;
-* `adk_mcp_apps_sealed_results_meta`: one row claiming the database for
-  the store's namespace and format revision, so the same tables are never
-  read under another identity.
+Usage:
 
-State machine (RFC §3):
-
-* `create` is immutable and keyed by operation instance: the unique index
-  on the instance id decides concurrent creates; a retry (or the loser of
-  a race) with the same scope and bytes gets the existing reference, any
-  other bytes or scope a `CONFLICT` error, and the stored row
-  never changes.
-* `resolve` matches the complete scope (tenant, incarnation, Event and
-  function call); any mismatch is a `NOT_FOUND` error, the same
-  error as an unknown id, so a caller learns nothing about other scopes.
-  The digest is recomputed from the stored bytes at every resolve; a
-  mismatch is a `CORRUPT` error and no bytes leave the store.
-* `mark_referenced` moves a record to `committed` once its Event is
-  appended. GC deletes only `pending` rows past their expiry that neither
-  the active-operation registry (`is_active_operation`) nor a persisted
-  Event (`is_referenced`) claims; the delete re-checks state and expiry in
-  its own statement, so a concurrent `mark_referenced` wins. After GC the
-  instance id is free again: a retry creates a fresh record.
-* `delete_incarnation` is the Session deletion cascade's entry point:
-  every record of one incarnation, pending or committed; idempotent.
-
-`expires_at` must leave room for the slowest Event append (including an
-append that times out and commits late): the operation that owns a record
-must stay in the active-operation registry until its append outcome is
-known, or the record's expiry must lie beyond it.
-
-The digest detects corruption by a trusted backend; it is not a MAC against
-a hostile one (out of scope, RFC §3). Bytes are stored as is: encryption at
-rest is the database's.
+  store = SqlSealedResultStore('postgresql+asyncpg://.../adk')
+  await store.open()
+  envelope = await store.resolve(scope, ref)
 """
 
 from __future__ import annotations
@@ -122,7 +87,7 @@ FORMAT_REVISION = 'sql-sealed-v1'
 SCHEMA_VERSION = 1
 """The reference schema version this store issues and resolves."""
 RECORD_ID_BYTES = 32
-"""Random bytes per record id (256 bits, RFC minimum 128)."""
+"""Random bytes per record id (256 bits; at least 128 are required)."""
 
 _CREATE_ATTEMPTS = 3
 _DIGEST_DOMAIN = b'adk-mcp-apps/sealed-envelope/v1\x00'

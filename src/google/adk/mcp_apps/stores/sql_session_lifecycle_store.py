@@ -14,43 +14,17 @@
 
 """A durable `SessionLifecycleStore` on SQLAlchemy's async engine.
 
-Every app-enabled Session key `(app_name, user_id, session_id)` carries a
-monotonic incarnation and a lifecycle state that must survive restarts and
-be shared by every worker of a deployment, or a stale creator, a late
-result or an old reference could land in the wrong conversation (RFC §3).
-`SqlSessionLifecycleStore` keeps them in a SQLite file or PostgreSQL, in two
-tables:
+Every app-enabled Session key carries a monotonic incarnation and a
+lifecycle state; each transition is one compare-and-set statement, so two
+racing transitions never both succeed. Design: docs/design/stores.md.
 
-* `adk_mcp_apps_session_lifecycle`: one row per Session key that ever left
-  `ABSENT`, holding the state, the incarnation, the creation (or adoption)
-  operation id, the receipt the activation compared, the adoption and
-  abandonment markers, the completed deletion-cascade steps and a row
-  `version` bumped by every change;
-* `adk_mcp_apps_session_lifecycle_meta`: one row claiming the database for
-  the store's namespace and format revision. The sealed-result store may
-  live in the same database: it has its own tables and its own claim row,
-  and readiness refuses two stores under one namespace.
+Usage:
 
-Every transition is one compare-and-set statement: an `INSERT` for the
-first reservation or the adoption (the primary key decides a race), and
-otherwise a conditional `UPDATE ... WHERE state = :expected AND
-incarnation = :n [AND operation_id = :op]` whose row count says whether it
-won. Both databases serialize writers of one row (PostgreSQL re-evaluates
-the `WHERE` of a blocked `UPDATE` after the winner commits; SQLite takes
-the database write lock), so two racing transitions never both succeed.
-The loser reads the row in the same transaction and raises
-`LifecycleConflictError` naming the state it found.
-
-Transitions (RFC §3), every other one is refused:
-
-  ABSENT -> CREATING(1)            reserve_creation (expected ABSENT)
-  DELETED(n) -> CREATING(n+1)      reserve_creation (expected DELETED(n))
-  CREATING(n) -> ACTIVE(n)         activate (receipt names the reservation)
-  ABSENT -> ACTIVE(1), adopted     adopt_existing (migration)
-  ACTIVE(n) -> DELETING(n)         begin_deletion
-  DELETING(n) -> DELETING(n)       record_cascade_step (progress only)
-  DELETING(n) -> DELETED(n)        complete_deletion
-  CREATING(n) -> DELETED(n)        abandon_creation (recovery, fence retired)
+  store = SqlSessionLifecycleStore('sqlite+aiosqlite:///lifecycle.db')
+  record = await store.read(key)
+  record = await store.reserve_creation(
+      key, expected=record, operation_id='op-1'
+  )
 """
 
 from __future__ import annotations
