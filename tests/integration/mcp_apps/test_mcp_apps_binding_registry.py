@@ -48,6 +48,8 @@ import threading
 import types as pytypes
 from typing import Any
 
+from binding_support import http_spec
+from binding_support import stdio_spec
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.mcp_apps.affinity.errors import GenerationInvalidatedError
 from google.adk.mcp_apps.affinity.errors import InvalidationReason
@@ -104,24 +106,6 @@ STEPS = (
 
 
 # --- Helpers -----------------------------------------------------------------
-
-
-def _http_spec(url: str, **kwargs: Any) -> McpToolsetSpec:
-  return McpToolsetSpec(
-      connection_params=StreamableHTTPConnectionParams(
-          url=url, timeout=TIMEOUT
-      ),
-      **kwargs,
-  )
-
-
-def _stdio_spec(mcp_apps: Any, **kwargs: Any) -> McpToolsetSpec:
-  return McpToolsetSpec(
-      connection_params=StdioConnectionParams(
-          server_params=mcp_apps.stdio_parameters(), timeout=TIMEOUT
-      ),
-      **kwargs,
-  )
 
 
 def _registry(specs: Any, profile: Any = "dev", **kwargs: Any) -> Any:
@@ -289,7 +273,7 @@ async def test_startup_materializes_the_chain(
     legacy_http_server: Any,
 ) -> None:
   """P2-REG-01: toolset_id -> spec -> proxy -> profile -> server."""
-  spec = _http_spec(legacy_http_server.url)
+  spec = http_spec(legacy_http_server.url)
   profile = local_dev_profile()
   registry = _registry({"conf": spec}, profile)
   with pytest.raises(McpAppBindingUnavailable):
@@ -316,7 +300,7 @@ async def test_colliding_registrations_are_rejected(
     legacy_http_server: Any,
 ) -> None:
   """P2-REG-02."""
-  spec = _http_spec(legacy_http_server.url)
+  spec = http_spec(legacy_http_server.url)
   with pytest.raises(BindingConflictError):
     _registry([("conf", spec), ("conf", spec)])
   registry = _registry({"conf": spec})
@@ -335,7 +319,7 @@ async def test_unknown_binding_is_typed(
     legacy_http_server: Any,
 ) -> None:
   """P2-REG-03."""
-  async with _registry({"conf": _http_spec(legacy_http_server.url)}) as reg:
+  async with _registry({"conf": http_spec(legacy_http_server.url)}) as reg:
     with pytest.raises(McpAppBindingUnavailable) as info:
       reg.lookup("nope")
     assert info.value.toolset_id == "nope"
@@ -351,7 +335,7 @@ async def test_restart_rebuilds_from_configuration(
   """P2-REG-04: persisted toolset_id/server_id resolve after a restart."""
 
   def config() -> dict[str, McpToolsetSpec]:
-    return {"conf": _http_spec(legacy_http_server.url)}
+    return {"conf": http_spec(legacy_http_server.url)}
 
   async with _registry(config()) as first:
     descriptor = ("conf", first.server_id("conf"))
@@ -377,7 +361,7 @@ async def test_direct_toolset_stays_model_only(
     _registry({"conf": direct})
   with pytest.raises(UnboundToolsetError):
     HostBoundMcpToolset(direct, toolset_id="conf")  # type: ignore[arg-type]
-  async with _registry({"conf": _http_spec(url)}) as registry:
+  async with _registry({"conf": http_spec(url)}) as registry:
     assert registry.lookup("conf").state is S.PROFILE_BOUND
     try:
       who = await direct._execute_with_session(  # pylint: disable=protected-access
@@ -393,7 +377,7 @@ async def test_second_profile_binding_is_rejected(
     legacy_http_server: Any,
 ) -> None:
   """P2-REG-06 (registry and proxy level)."""
-  async with _registry({"conf": _http_spec(legacy_http_server.url)}) as reg:
+  async with _registry({"conf": http_spec(legacy_http_server.url)}) as reg:
     with pytest.raises(BindingConflictError):
       reg.bind_profile("conf", local_dev_profile("second"))
     proxy = reg.lookup("conf")
@@ -405,7 +389,7 @@ async def test_second_profile_binding_is_rejected(
 @pytest.mark.conformance("P2-REG-07")
 async def test_overrides_only_narrow(legacy_http_server: Any) -> None:
   """P2-REG-07: policy, capabilities and visibility narrow, never widen."""
-  spec = _http_spec(legacy_http_server.url)
+  spec = http_spec(legacy_http_server.url)
   narrow_caps = HostCapabilities(server_resources=False, message=None)
   registry = _registry(
       {"a": spec, "b": spec},
@@ -467,7 +451,10 @@ async def test_shutdown_closes_exactly_what_it_materialized(
   await foreign.get_tools()
   foreign_pids = mcp_apps.child_pids() - before
   assert len(foreign_pids) == 1
-  registry = _registry({"a": _stdio_spec(mcp_apps), "b": _stdio_spec(mcp_apps)})
+  registry = _registry({
+      "a": stdio_spec(mcp_apps.stdio_parameters()),
+      "b": stdio_spec(mcp_apps.stdio_parameters()),
+  })
   await registry.start()
   for toolset_id in ("a", "b"):
     await _call(registry.lookup(toolset_id), names.WHOAMI)
@@ -493,7 +480,7 @@ async def test_no_path_mutates_a_toolset_after_its_client_exists(
     legacy_http_server: Any,
 ) -> None:
   """P2-REG-09: filter, prefix, headers, callbacks: every attempt raises."""
-  async with _registry({"conf": _http_spec(legacy_http_server.url)}) as reg:
+  async with _registry({"conf": http_spec(legacy_http_server.url)}) as reg:
     proxy = reg.lookup("conf")
     runtime = proxy.runtime
     assert runtime is not None
@@ -535,7 +522,7 @@ async def test_apps_routing_comes_from_configuration_only(
       "self",
       "toolset_id",
   ]
-  spec = _http_spec(legacy_http_server.url)
+  spec = http_spec(legacy_http_server.url)
   registry = _registry({"a": spec, "b": spec}, apps_toolsets={"a"})
   # Decided before start, before any Runner or session exists.
   assert registry.routes_apps("a") and not registry.routes_apps("b")
@@ -557,7 +544,7 @@ async def test_agent_facing_close_releases_nothing(
     legacy_http_server: Any,
 ) -> None:
   """P2-REG-11: proxy.close() and Runner.close() leave the generation alone."""
-  async with _registry({"conf": _http_spec(legacy_http_server.url)}) as reg:
+  async with _registry({"conf": http_spec(legacy_http_server.url)}) as reg:
     proxy = reg.lookup("conf")
     before = await _call(proxy, names.WHOAMI)
     await proxy.close()
@@ -595,7 +582,7 @@ async def test_all_providers_bind_and_advertise(
 ) -> None:
   """P2-RDY-01 (both eras)."""
   url = _era_url(era, legacy_http_server, modern_http_server)
-  async with _registry({"conf": _http_spec(url)}) as registry:
+  async with _registry({"conf": http_spec(url)}) as registry:
     assert registry.lookup("conf").state is S.PROFILE_BOUND
     # The advertising class: the connection a model's UI tool call ran on.
     who = await _model_ui_whoami(registry)
@@ -643,7 +630,7 @@ async def test_missing_prerequisite_is_model_only(
   """P2-RDY-02 .. P2-RDY-09: MODEL_ONLY and nothing advertised on the wire."""
   url = _era_url(era, legacy_http_server, modern_http_server)
   profile = local_dev_profile(**{missing.value: None})
-  async with _registry({"conf": _http_spec(url)}, profile) as registry:
+  async with _registry({"conf": http_spec(url)}, profile) as registry:
     proxy = registry.lookup("conf")
     assert proxy.state is S.MODEL_ONLY and not proxy.profile_bound
     assert registry.readiness is None
@@ -658,7 +645,7 @@ async def test_model_only_traffic_works(
 ) -> None:
   """P2-RDY-10: a MODEL_ONLY toolset serves model calls as upstream does."""
   profile = local_dev_profile(renderer=None)
-  spec = _http_spec(legacy_http_server.url)
+  spec = http_spec(legacy_http_server.url)
   async with _registry({"conf": spec}, profile) as registry:
     tools = {t.name for t in await registry.toolset("conf").get_tools()}
     who = await _model_call(registry.toolset("conf"))
@@ -675,7 +662,7 @@ async def test_loopback_configuration_binds_only_when_enabled(
     legacy_http_server: Any,
 ) -> None:
   """P2-RDY-11: the dev profile binds only with allow_dev_providers=True."""
-  spec = _http_spec(legacy_http_server.url)
+  spec = http_spec(legacy_http_server.url)
   async with _registry(
       {"conf": spec}, local_dev_profile(), allow_dev_providers=False
   ) as production:
@@ -722,7 +709,7 @@ async def test_withdrawal_steps_in_order(
     legacy_http_server: Any,
 ) -> None:
   """P2-RDY-12..15 (registry-level: the step-1 hook) and P2-RDY-18 (order)."""
-  async with _registry({"conf": _http_spec(legacy_http_server.url)}) as reg:
+  async with _registry({"conf": http_spec(legacy_http_server.url)}) as reg:
     recorder = Recorder(reg)
     recorder.track()
     reg.add_revocation_hook(recorder)
@@ -756,7 +743,7 @@ async def test_in_flight_work_drains_before_pools_close(
     legacy_http_server: Any,
 ) -> None:
   """P2-RDY-16: admitted work finishes before step 3; the bound cancels."""
-  async with _registry({"conf": _http_spec(legacy_http_server.url)}) as reg:
+  async with _registry({"conf": http_spec(legacy_http_server.url)}) as reg:
     old = reg.lookup("conf")
     observed: list[int] = []
 
@@ -777,7 +764,7 @@ async def test_in_flight_work_drains_before_pools_close(
     assert report.drains["conf"].cancelled == 0
 
   async with _registry(
-      {"conf": _http_spec(legacy_http_server.url)}, drain_timeout=0.2
+      {"conf": http_spec(legacy_http_server.url)}, drain_timeout=0.2
   ) as reg:
     old = reg.lookup("conf")
     call = asyncio.create_task(
@@ -807,7 +794,7 @@ async def test_revocation_terminates_advertising_connections(
 
   Advertising resumes only through a rebind (P2-REB).
   """
-  async with _registry({"conf": _http_spec(legacy_http_server.url)}) as reg:
+  async with _registry({"conf": http_spec(legacy_http_server.url)}) as reg:
     handle = reg.toolset("conf")
     # The advertising connections are the app-safe generations: the one a
     # model's UI call ran on (still held for its View) and the host's own.
@@ -844,7 +831,9 @@ async def test_stdio_server_process_is_terminated(
 ) -> None:
   """P2-RDY-17 (stdio): the advertising server process is gone."""
   before = mcp_apps.child_pids()
-  async with _registry({"conf": _stdio_spec(mcp_apps)}) as reg:
+  async with _registry(
+      {"conf": stdio_spec(mcp_apps.stdio_parameters())}
+  ) as reg:
     assert (await _call(reg.lookup("conf"), names.WHOAMI))["supportsApps"]
     bound_pids = mcp_apps.child_pids() - before
     assert len(bound_pids) == 1
@@ -861,7 +850,7 @@ async def test_renderer_detached_closes_idle_reused_connection(
   """P2-RDY-19: recheck after detach; the next model call does not advertise."""
   profile = local_dev_profile()
   async with _registry(
-      {"conf": _http_spec(legacy_http_server.url)}, profile
+      {"conf": http_spec(legacy_http_server.url)}, profile
   ) as reg:
     handle = reg.toolset("conf")
     first = await _model_call(handle)
@@ -883,7 +872,7 @@ async def test_provider_replacement_fails_old_leases_typed(
   """P2-RDY-24: old-generation work fails typed; descriptors stay valid."""
   profile = local_dev_profile()
   async with _registry(
-      {"conf": _http_spec(legacy_http_server.url)}, profile
+      {"conf": http_spec(legacy_http_server.url)}, profile
   ) as reg:
     old = reg.lookup("conf")
     lease = await old.get_tools()  # An old-generation holding.
@@ -908,7 +897,7 @@ async def test_provider_replacement_fails_old_leases_typed(
 @pytest.mark.conformance("P2-RDY-25")
 async def test_revoking_is_one_way(legacy_http_server: Any) -> None:
   """P2-RDY-25."""
-  async with _registry({"conf": _http_spec(legacy_http_server.url)}) as reg:
+  async with _registry({"conf": http_spec(legacy_http_server.url)}) as reg:
     old = reg.lookup("conf")
     gate = Gate()
 
@@ -941,7 +930,7 @@ async def test_rebind_installs_a_new_proxy_atomically(
     legacy_http_server: Any,
 ) -> None:
   """P2-REB-01, P2-REB-08 (lookup old before, new after), P2-REB-11."""
-  async with _registry({"conf": _http_spec(legacy_http_server.url)}) as reg:
+  async with _registry({"conf": http_spec(legacy_http_server.url)}) as reg:
     recorder = Recorder(reg)
     recorder.track()
     reg.add_revocation_hook(recorder)
@@ -967,7 +956,7 @@ async def test_failed_rebind_leaves_model_only_serving(
     legacy_http_server: Any,
 ) -> None:
   """P2-REB-02: no advertisement, no resurrection of the old proxy."""
-  async with _registry({"conf": _http_spec(legacy_http_server.url)}) as reg:
+  async with _registry({"conf": http_spec(legacy_http_server.url)}) as reg:
     old = reg.lookup("conf")
     report = await reg.rebind(local_dev_profile("broken", renderer=None))
     assert report.readiness is not None and not report.readiness.bindable
@@ -987,7 +976,7 @@ async def test_rebind_racing_get_tools_lists_one_generation(
 ) -> None:
   """P2-REB-03: the listing is entirely the old proxy's; one construction each."""
   gate = Gate()
-  spec = _http_spec(legacy_http_server.url, header_provider=gate.wait)
+  spec = http_spec(legacy_http_server.url, header_provider=gate.wait)
   async with _registry({"conf": spec}) as reg:
     old = reg.lookup("conf")
     listing = asyncio.create_task(reg.toolset("conf").get_tools(CTX))  # type: ignore[arg-type]
@@ -1020,7 +1009,7 @@ async def test_rebind_racing_calls(
   """
   profile = local_dev_profile(renderer=None)  # Model-only traffic first.
   async with _registry(
-      {"conf": _http_spec(legacy_http_server.url)}, profile
+      {"conf": http_spec(legacy_http_server.url)}, profile
   ) as reg:
     handle = reg.toolset("conf")
     old = reg.lookup("conf")
@@ -1055,7 +1044,7 @@ async def test_rebind_racing_calls(
 @pytest.mark.conformance("P2-REB-05")
 async def test_rebind_racing_close(legacy_http_server: Any) -> None:
   """P2-REB-05: the losing operation is typed; each proxy closes once."""
-  reg = _registry({"conf": _http_spec(legacy_http_server.url)})
+  reg = _registry({"conf": http_spec(legacy_http_server.url)})
   await reg.start()
   gate = Gate()
 
@@ -1089,7 +1078,7 @@ async def test_old_view_and_declaration_cannot_reach_new_proxy(
     legacy_http_server: Any,
 ) -> None:
   """P2-REB-09 / -10 (registry level: old proxy = View's, old tools)."""
-  async with _registry({"conf": _http_spec(legacy_http_server.url)}) as reg:
+  async with _registry({"conf": http_spec(legacy_http_server.url)}) as reg:
     old = reg.lookup("conf")
     declarations = await reg.toolset("conf").get_tools()
     await reg.rebind(local_dev_profile("next"))
@@ -1146,7 +1135,9 @@ async def test_registry_bound_io_runs_on_the_registry_thread(
   monkeypatch.setattr(ClientSession, "send_request", spy_send)
   monkeypatch.setattr(ClientSession, "__aexit__", spy_exit)
 
-  async with _registry({"conf": _stdio_spec(mcp_apps)}) as reg:
+  async with _registry(
+      {"conf": stdio_spec(mcp_apps.stdio_parameters())}
+  ) as reg:
     registry_thread = reg.event_loop.thread
     assert registry_thread is not None
     proxy = reg.lookup("conf")
@@ -1228,7 +1219,7 @@ async def test_loss_during_initial_ui_call(
   and the generation bumped before the parked call resumes.
   """
   parker = _CallParker()
-  spec = _http_spec(legacy_http_server.url, header_provider=parker)
+  spec = http_spec(legacy_http_server.url, header_provider=parker)
   async with _registry({"conf": spec}) as reg:
     old = reg.lookup("conf")
     assert old.state is S.PROFILE_BOUND
@@ -1286,7 +1277,7 @@ async def test_runner_leases_stay_on_their_generation_across_rebind(
     closes.append(key)
 
   async with _registry(
-      {"conf": _stdio_spec(mcp_apps)}, _lease_close_hook=hook
+      {"conf": stdio_spec(mcp_apps.stdio_parameters())}, _lease_close_hook=hook
   ) as reg:
     runner = _StandInRunner()
     token = reg.bind_runner(runner, "conf")

@@ -64,6 +64,8 @@ import types as pytypes
 from typing import Any
 from typing import Optional
 
+from binding_support import http_spec
+from binding_support import stdio_spec
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.mcp_apps.affinity.errors import GenerationInvalidatedError
 from google.adk.mcp_apps.affinity.errors import InvalidationReason
@@ -82,8 +84,6 @@ from google.adk.mcp_apps.profile import local_dev_profile
 from google.adk.models.base_llm import BaseLlm
 from google.adk.runners import InMemoryRunner
 from google.adk.tools.mcp_tool import SseConnectionParams
-from google.adk.tools.mcp_tool import StdioConnectionParams
-from google.adk.tools.mcp_tool import StreamableHTTPConnectionParams
 from google.genai import types as genai_types
 from mcp import StdioServerParameters
 from mcp import types as mcp_types
@@ -223,24 +223,6 @@ def control(tmp_path: Path, mcp_apps: Any) -> Control:
   )
 
 
-def _stdio_spec(params: StdioServerParameters, **kwargs: Any) -> McpToolsetSpec:
-  return McpToolsetSpec(
-      connection_params=StdioConnectionParams(
-          server_params=params, timeout=TIMEOUT
-      ),
-      **kwargs,
-  )
-
-
-def _http_spec(url: str, **kwargs: Any) -> McpToolsetSpec:
-  return McpToolsetSpec(
-      connection_params=StreamableHTTPConnectionParams(
-          url=url, timeout=TIMEOUT
-      ),
-      **kwargs,
-  )
-
-
 def _sse_spec(url: str, **kwargs: Any) -> McpToolsetSpec:
   return McpToolsetSpec(
       connection_params=SseConnectionParams(url=url, timeout=TIMEOUT),
@@ -275,14 +257,14 @@ def endpoint(
   if kind == "modern-http":
     monkeypatch.setenv(MODERN_FLAG, "1")
     url = request.getfixturevalue("modern_http_server").url
-    return Endpoint(kind, "modern", lambda **kw: _http_spec(url, **kw))
+    return Endpoint(kind, "modern", lambda **kw: http_spec(url, **kw))
   monkeypatch.delenv(MODERN_FLAG, raising=False)
   if kind == "stdio":
     params = mcp_apps.stdio_parameters()
-    return Endpoint(kind, "legacy", lambda **kw: _stdio_spec(params, **kw))
+    return Endpoint(kind, "legacy", lambda **kw: stdio_spec(params, **kw))
   if kind == "legacy-http":
     url = request.getfixturevalue("legacy_http_server").url
-    return Endpoint(kind, "legacy", lambda **kw: _http_spec(url, **kw))
+    return Endpoint(kind, "legacy", lambda **kw: http_spec(url, **kw))
   assert kind == "sse", kind
   url = request.getfixturevalue("sse_server").url
   return Endpoint(kind, "legacy", lambda **kw: _sse_spec(url, **kw))
@@ -633,11 +615,11 @@ def logged_endpoint(
   }
   if kind == "stdio":
     params = mcp_apps.stdio_parameters(options)
-    return LoggedEndpoint(kind, lambda **kw: _stdio_spec(params, **kw), log)
+    return LoggedEndpoint(kind, lambda **kw: stdio_spec(params, **kw), log)
   if kind == "modern-http":
     monkeypatch.setenv(MODERN_FLAG, "1")
   url = start_server(stateless=kind == "modern-http", options=options).url
-  return LoggedEndpoint(kind, lambda **kw: _http_spec(url, **kw), log)
+  return LoggedEndpoint(kind, lambda **kw: http_spec(url, **kw), log)
 
 
 def _undeclared(kind: str) -> str:
@@ -911,9 +893,9 @@ async def test_dead_legacy_connection_fails_its_view_typed(
   with contextlib.ExitStack() as stack:
     server = None if transport == "stdio" else start_server()
     spec = (
-        _stdio_spec(mcp_apps.stdio_parameters())
+        stdio_spec(mcp_apps.stdio_parameters())
         if server is None
-        else _http_spec(server.url)
+        else http_spec(server.url)
     )
     async with _registry({"conf": spec}) as registry:
       async with Conversation(registry.toolset("conf")) as conversation:
@@ -968,7 +950,7 @@ async def test_reconnect_invalidates_and_refresh_rebinds(
   View's traffic); its nonce is unknown there.
   """
   before = mcp_apps.child_pids()
-  async with _registry({"conf": _stdio_spec(control.params())}) as registry:
+  async with _registry({"conf": stdio_spec(control.params())}) as registry:
     async with Conversation(registry.toolset("conf")) as conversation:
       old = await _render(registry, conversation)
       old_pid = (await _whoami(old.hold))["pid"]
@@ -1066,7 +1048,7 @@ async def test_modern_round_robin_explicit_handles(
       start_server(stateless=True, options=options).url for _ in range(2)
   ]
   proxy = start_proxy(backends)
-  spec = _http_spec(proxy.url)
+  spec = http_spec(proxy.url)
   async with _registry({"conf": spec}) as registry:
     async with Conversation(registry.toolset("conf")) as conversation:
       view = await _render(registry, conversation, tool=names.OPEN_VIEW_HANDLE)
@@ -1158,8 +1140,8 @@ async def test_other_server_id_is_denied_cross_server(
   log = tmp_path / "requests.jsonl"
   server = start_server(options={"request_log_file": str(log)})
   specs = {
-      "a": _http_spec(server.url, tool_name_prefix="a"),
-      "b": _http_spec(server.url + "?via=b", tool_name_prefix="b"),
+      "a": http_spec(server.url, tool_name_prefix="a"),
+      "b": http_spec(server.url + "?via=b", tool_name_prefix="b"),
   }
   assert specs["a"].server_id != specs["b"].server_id
   async with _registry(specs) as registry:
@@ -1197,7 +1179,7 @@ async def test_view_call_to_another_configured_server_is_denied(
   """
   logs = {side: tmp_path / f"requests-{side}.jsonl" for side in "ab"}
   specs = {
-      side: _http_spec(
+      side: http_spec(
           start_server(options={"request_log_file": str(logs[side])}).url,
           tool_name_prefix=side,
       )
@@ -1285,7 +1267,7 @@ async def test_view_operations_run_on_the_bound_generation(
   exactly the process of the View's generation (and its one connection, by
   the logged connection id), and at no other.
   """
-  async with _registry({"conf": _stdio_spec(control.params())}) as registry:
+  async with _registry({"conf": stdio_spec(control.params())}) as registry:
     async with Conversation(registry.toolset("conf")) as conversation:
       view = await _render(registry, conversation)
       who = await _whoami(view.hold)
@@ -1324,7 +1306,7 @@ async def test_legacy_http_by_connection_id(
   def entries() -> list[dict[str, Any]]:
     return [json.loads(line) for line in log.read_text().splitlines()]
 
-  async with _registry({"conf": _http_spec(server.url)}) as registry:
+  async with _registry({"conf": http_spec(server.url)}) as registry:
     async with Conversation(registry.toolset("conf")) as conversation:
       view = await _render(registry, conversation)
       who = await _whoami(view.hold)
@@ -1390,7 +1372,7 @@ async def test_dashboard_sample_path_runs_on_one_generation(
           str(tmp_path / "events.sqlite3"),
       ],
   )
-  spec = _stdio_spec(params, tool_filter=sample.visible_to_model)
+  spec = stdio_spec(params, tool_filter=sample.visible_to_model)
   async with _registry({"dashboard": spec}) as registry:
     async with Conversation(
         registry.toolset("dashboard"), model=sample.DashboardStandInLlm()
@@ -1464,7 +1446,7 @@ async def test_lost_response_surfaces_and_is_not_retried(
   that new generation (RTRY-03).
   """
   before = mcp_apps.child_pids()
-  async with _registry({"conf": _stdio_spec(control.params())}) as registry:
+  async with _registry({"conf": stdio_spec(control.params())}) as registry:
     async with Conversation(registry.toolset("conf")) as conversation:
       await conversation.turn(names.WHOAMI)  # Both classes are listed.
       spawned = control.spawns()
@@ -1565,7 +1547,7 @@ async def test_failed_session_for_ui_call_is_not_retried(
   P2-RTRY-04, where the same fault is retried.
   """
   before = mcp_apps.child_pids()
-  async with _registry({"conf": _stdio_spec(control.params())}) as registry:
+  async with _registry({"conf": stdio_spec(control.params())}) as registry:
     fault = PoolFault(registry, control)
     async with Conversation(
         registry.toolset("conf"), **fault.agent_callbacks()
@@ -1601,7 +1583,7 @@ async def test_non_ui_session_creation_is_retried_once(
   are reachable only inside `make check-series`.)
   """
   before = mcp_apps.child_pids()
-  async with _registry({"conf": _stdio_spec(control.params())}) as registry:
+  async with _registry({"conf": stdio_spec(control.params())}) as registry:
     fault = PoolFault(registry, control)
     async with Conversation(
         registry.toolset("conf"), **fault.agent_callbacks()

@@ -57,6 +57,8 @@ import signal
 import types as pytypes
 from typing import Any
 
+from binding_support import http_spec
+from binding_support import stdio_spec
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.mcp_apps.affinity.errors import InvalidationReason
 from google.adk.mcp_apps.affinity.generations import ConnectionGeneration
@@ -82,8 +84,6 @@ from google.adk.mcp_apps.profile import ResourcePolicySettings
 from google.adk.mcp_apps.profile import verify_binding_revision
 from google.adk.mcp_apps.resources.policy import ResourcePolicyEntry
 from google.adk.runners import InMemoryRunner
-from google.adk.tools.mcp_tool import StdioConnectionParams
-from google.adk.tools.mcp_tool import StreamableHTTPConnectionParams
 from google.genai import types as genai_types
 from mcp_apps_conformance_server import names
 import pytest
@@ -195,27 +195,13 @@ def http_server(start_server: Any, request_log: RequestLog) -> Any:
   )
 
 
-def _http_spec(url: str, **kwargs: Any) -> McpToolsetSpec:
-  return McpToolsetSpec(
-      connection_params=StreamableHTTPConnectionParams(
-          url=url, timeout=TIMEOUT
-      ),
-      **kwargs,
-  )
-
-
 def _stdio_spec(
     mcp_apps: Any, request_log: RequestLog, **kwargs: Any
 ) -> McpToolsetSpec:
   params = mcp_apps.stdio_parameters(
       options={"request_log_file": str(request_log.path)}
   )
-  return McpToolsetSpec(
-      connection_params=StdioConnectionParams(
-          server_params=params, timeout=TIMEOUT
-      ),
-      **kwargs,
-  )
+  return stdio_spec(params, **kwargs)
 
 
 class SpecFactory:
@@ -243,7 +229,7 @@ def spec_factory(
         "stdio", lambda **kw: _stdio_spec(mcp_apps, request_log, **kw)
     )
   server = start_server(options={"request_log_file": str(request_log.path)})
-  return SpecFactory("legacy-http", lambda **kw: _http_spec(server.url, **kw))
+  return SpecFactory("legacy-http", lambda **kw: http_spec(server.url, **kw))
 
 
 def _registry(
@@ -540,7 +526,7 @@ async def test_no_cached_listing_is_served_across_fingerprints(
   app-safe class that declares it is listed afresh by every catalog build.
   """
   profile = _base_profile()
-  spec = _http_spec(http_server.url, tool_list_cache_ttl_seconds=TTL)
+  spec = http_spec(http_server.url, tool_list_cache_ttl_seconds=TTL)
   removed = {names.CLIENT_LOG, names.SIDE_EFFECT}
   async with _registry(spec, profile) as reg:
     handle = reg.toolset("conf")
@@ -750,7 +736,7 @@ async def test_stale_lease_rejected_at_every_barrier(
   and releasing the stale token closes nothing of the new generation.
   """
   profile = _base_profile()
-  async with _registry(_http_spec(http_server.url), profile) as reg:
+  async with _registry(http_spec(http_server.url), profile) as reg:
     runner = _StandInRunner()
     stale = reg.bind_runner(runner, "conf")
     assert stale.generation_key == LeaseGenerationKey("conf", 1, 1)
@@ -784,7 +770,7 @@ async def test_superseded_generation_issues_no_new_lease(
 ) -> None:
   """P2-PROF-20 (ledger barrier): no lease is issued on a superseded epoch."""
   profile = _base_profile()
-  async with _registry(_http_spec(http_server.url), profile) as reg:
+  async with _registry(http_spec(http_server.url), profile) as reg:
     stale = reg.bind_runner(_StandInRunner(), "conf")
     await reg.rebind(_replacement(profile))
     with pytest.raises(LeaseError):
@@ -833,7 +819,7 @@ async def test_stale_catalog_is_never_served_or_dispatched(
   directly or dispatched by a Runner turn, with no `tools/call` sent.
   """
   profile = _base_profile()
-  spec = _http_spec(http_server.url, tool_list_cache_ttl_seconds=TTL)
+  spec = http_spec(http_server.url, tool_list_cache_ttl_seconds=TTL)
   async with _registry(spec, profile) as reg:
     handle = reg.toolset("conf")
     old = reg.lookup("conf")

@@ -46,6 +46,9 @@ import signal
 from typing import Any
 from typing import Optional
 
+from binding_support import http_spec
+from binding_support import run_turn
+from binding_support import stdio_spec
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.mcp_apps.affinity.errors import GenerationInvalidatedError
 from google.adk.mcp_apps.affinity.errors import HoldReleasedError
@@ -55,7 +58,6 @@ from google.adk.mcp_apps.affinity.generations import ConnectionGenerationState
 from google.adk.mcp_apps.affinity.generations import GenerationHold
 from google.adk.mcp_apps.affinity.generations import HoldKind
 from google.adk.mcp_apps.affinity.routing import call_app_tool
-from google.adk.mcp_apps.affinity.security_domain import acting_principal
 from google.adk.mcp_apps.binding import registry as registry_module
 from google.adk.mcp_apps.binding.registry import McpAppBindingRegistry
 from google.adk.mcp_apps.binding.spec import McpToolsetSpec
@@ -64,9 +66,6 @@ from google.adk.mcp_apps.contracts.scope import SessionKey
 from google.adk.mcp_apps.profile import ConnectionAffinityPolicy
 from google.adk.mcp_apps.profile import local_dev_profile
 from google.adk.runners import InMemoryRunner
-from google.adk.tools.mcp_tool import StdioConnectionParams
-from google.adk.tools.mcp_tool import StreamableHTTPConnectionParams
-from google.genai import types as genai_types
 from mcp_apps_conformance_server import names
 import pytest
 from scripted_llm import ScriptedLlm
@@ -99,24 +98,6 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
   fake = Clock()
   monkeypatch.setattr(registry_module, "_connection_clock", fake)
   return fake
-
-
-def _stdio_spec(mcp_apps: Any, **kwargs: Any) -> McpToolsetSpec:
-  return McpToolsetSpec(
-      connection_params=StdioConnectionParams(
-          server_params=mcp_apps.stdio_parameters(), timeout=TIMEOUT
-      ),
-      **kwargs,
-  )
-
-
-def _http_spec(url: str, **kwargs: Any) -> McpToolsetSpec:
-  return McpToolsetSpec(
-      connection_params=StreamableHTTPConnectionParams(
-          url=url, timeout=TIMEOUT
-      ),
-      **kwargs,
-  )
 
 
 def _registry(spec: McpToolsetSpec, **affinity: Any) -> McpAppBindingRegistry:
@@ -182,23 +163,7 @@ class Host:
       session: The Session the turn runs in.
       principal: The acting principal the serving host declares, if any.
     """
-    responses = []
-    scope = (
-        acting_principal(principal)
-        if principal is not None
-        else contextlib.nullcontext()
-    )
-    with scope:
-      async for event in self.runner.run_async(
-          user_id=session.user_id,
-          session_id=session.session_id,
-          new_message=genai_types.Content(
-              role="user", parts=[genai_types.Part(text="go")]
-          ),
-      ):
-        responses.extend(event.get_function_responses())
-    assert len(responses) == 1, responses
-    response = responses[0]
+    response = await run_turn(self.runner, session, principal)
     assert response.name == names.OPEN_VIEW, response
     match = NONCE.search(response.response["content"][0]["text"])
     assert match, response.response
@@ -326,7 +291,7 @@ async def test_referenced_generations_are_never_evicted(
   """
   before = mcp_apps.child_pids()
   registry = _registry(
-      _stdio_spec(mcp_apps),
+      stdio_spec(mcp_apps.stdio_parameters()),
       idle_eviction_seconds=60,
       max_lifetime_seconds=100_000,
   )
@@ -387,7 +352,7 @@ async def test_lease_epoch_close_keeps_held_generations(
   """P2-AFF-18: the last Runner lease release closes the lease epoch's
   connections but evicts only app-safe generations nobody holds: a View's
   generation stays pinned, and its process keeps serving the View."""
-  registry = _registry(_stdio_spec(mcp_apps))
+  registry = _registry(stdio_spec(mcp_apps.stdio_parameters()))
   async with _host(registry) as host:
     registry.bind_runner(host.runner, TOOLSET)
     view = await host.open_view(await host.session())
@@ -419,7 +384,7 @@ async def test_one_views_teardown_leaves_its_sibling_working(
   """P2-AFF-19: two Views on one generation; tearing one down releases only
   its reference."""
   registry = _registry(
-      _stdio_spec(mcp_apps),
+      stdio_spec(mcp_apps.stdio_parameters()),
       idle_eviction_seconds=60,
       max_lifetime_seconds=100_000,
   )
@@ -477,7 +442,9 @@ async def test_a_released_hold_refuses_every_operation(
   `HoldReleasedError` (its generation still live, held by the sibling), and
   the refusal leaves the sibling's reference and connection untouched."""
   del clock
-  registry = _registry(_stdio_spec(mcp_apps), max_lifetime_seconds=100_000)
+  registry = _registry(
+      stdio_spec(mcp_apps.stdio_parameters()), max_lifetime_seconds=100_000
+  )
   async with _host(registry) as host:
     session = await host.session()
     first = await host.open_view(session)
@@ -505,7 +472,7 @@ async def test_last_release_makes_the_generation_evictable(
   generation and closes its process; the next turn opens a new one."""
   before = mcp_apps.child_pids()
   registry = _registry(
-      _stdio_spec(mcp_apps),
+      stdio_spec(mcp_apps.stdio_parameters()),
       idle_eviction_seconds=60,
       max_lifetime_seconds=100_000,
   )
@@ -553,7 +520,7 @@ async def test_max_lifetime_invalidates_every_dependent_view(
   """P2-AFF-21: at the profile's maximum lifetime the generation and every
   View on it are invalidated (held or not), each told MAX_LIFETIME."""
   registry = _registry(
-      _stdio_spec(mcp_apps),
+      stdio_spec(mcp_apps.stdio_parameters()),
       idle_eviction_seconds=1_000,
       max_lifetime_seconds=100,
   )
@@ -596,7 +563,7 @@ async def test_credential_expiry_invalidates_every_dependent_view(
   generation and every View on it are invalidated CREDENTIAL_EXPIRED, and
   its server connection is closed."""
   registry = _registry(
-      _http_spec(
+      http_spec(
           legacy_http_server.url,
           header_provider=lambda ctx: {"Authorization": "Bearer expiring"},
       ),
@@ -643,7 +610,7 @@ async def test_readiness_revocation_invalidates_every_view(
   reservation) on every generation of the revoked binding, and closes their
   processes."""
   before = mcp_apps.child_pids()
-  registry = _registry(_stdio_spec(mcp_apps))
+  registry = _registry(stdio_spec(mcp_apps.stdio_parameters()))
   async with _host(registry) as host:
     first_session = await host.session()
     second_session = await host.session()
@@ -689,7 +656,7 @@ async def test_credential_rotation_invalidates_every_view(
   credentials."""
   credential = {"token": "Bearer first"}
   registry = _registry(
-      _http_spec(
+      http_spec(
           legacy_http_server.url,
           header_provider=lambda ctx: {"Authorization": credential["token"]},
       )
@@ -731,14 +698,14 @@ def _transport(
     async def kill(host: Host, hold: GenerationHold) -> None:
       os.kill((await host.whoami(hold))["pid"], signal.SIGKILL)
 
-    return _stdio_spec(mcp_apps), kill
+    return stdio_spec(mcp_apps.stdio_parameters()), kill
   server = start_server()
 
   async def stop(host: Host, hold: GenerationHold) -> None:
     del host, hold
     server.stop()
 
-  return _http_spec(server.url), stop
+  return http_spec(server.url), stop
 
 
 @pytest.mark.conformance("P2-AFF-25")

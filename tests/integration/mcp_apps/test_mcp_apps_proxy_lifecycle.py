@@ -27,6 +27,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from binding_support import http_spec
+from binding_support import stdio_spec
 from google.adk.mcp_apps.binding.client_extensions import AppsClientBinding
 from google.adk.mcp_apps.binding.errors import IllegalTransitionError
 from google.adk.mcp_apps.binding.errors import ToolsetClosedError
@@ -34,33 +36,12 @@ from google.adk.mcp_apps.binding.proxy import HostBoundMcpToolset
 from google.adk.mcp_apps.binding.proxy import ProxyState
 from google.adk.mcp_apps.binding.spec import McpToolsetSpec
 from google.adk.tools.mcp_tool import McpToolset
-from google.adk.tools.mcp_tool import StdioConnectionParams
-from google.adk.tools.mcp_tool import StreamableHTTPConnectionParams
 from mcp_apps_conformance_server import names
 import pytest
 
 pytestmark = pytest.mark.integration
 
-TIMEOUT = 30.0
 S = ProxyState
-
-
-def _http_spec(url: str, **kwargs: Any) -> McpToolsetSpec:
-  return McpToolsetSpec(
-      connection_params=StreamableHTTPConnectionParams(
-          url=url, timeout=TIMEOUT
-      ),
-      **kwargs,
-  )
-
-
-def _stdio_spec(mcp_apps: Any, **kwargs: Any) -> McpToolsetSpec:
-  return McpToolsetSpec(
-      connection_params=StdioConnectionParams(
-          server_params=mcp_apps.stdio_parameters(), timeout=TIMEOUT
-      ),
-      **kwargs,
-  )
 
 
 async def _whoami(proxy: HostBoundMcpToolset) -> dict[str, Any]:
@@ -118,7 +99,7 @@ async def test_only_the_declared_transitions_are_reachable(
   """P2-LIFE-01: the path is exactly the RFC's; illegal steps raise."""
   binding = AppsClientBinding.for_mcp_apps() if bound else None
   proxy = _proxy(
-      _http_spec(legacy_http_server.url), _apps_client_binding=binding
+      http_spec(legacy_http_server.url), _apps_client_binding=binding
   )
   with pytest.raises(IllegalTransitionError):
     proxy._transition(S.MODEL_ONLY)  # pylint: disable=protected-access
@@ -154,7 +135,9 @@ async def test_concurrent_materializations_construct_once(
   """P2-LIFE-02 (and the P2-LIFE-08 record): one construction, one process."""
   before = mcp_apps.child_pids()
   blocker = Blocker()
-  proxy = _proxy(_stdio_spec(mcp_apps), _materialize_hook=blocker.hook)
+  proxy = _proxy(
+      stdio_spec(mcp_apps.stdio_parameters()), _materialize_hook=blocker.hook
+  )
   tasks = [asyncio.create_task(proxy.get_tools()) for _ in range(5)]
   await blocker.entered.wait()
   assert proxy.state is S.MATERIALIZING
@@ -183,7 +166,7 @@ async def test_cancelled_materializer_leaves_one_construction(
   """P2-LIFE-08: the losing (cancelled) materializer constructs nothing."""
   blocker = Blocker()
   proxy = _proxy(
-      _http_spec(legacy_http_server.url), _materialize_hook=blocker.hook
+      http_spec(legacy_http_server.url), _materialize_hook=blocker.hook
   )
   loser = asyncio.create_task(proxy.materialize())
   await blocker.entered.wait()
@@ -217,7 +200,7 @@ async def test_close_before_materialize_constructs_nothing(
 ) -> None:
   """P2-LIFE-03: zero constructions, zero processes, ends CLOSED."""
   before = mcp_apps.child_pids()
-  proxy = _proxy(_stdio_spec(mcp_apps))
+  proxy = _proxy(stdio_spec(mcp_apps.stdio_parameters()))
   assert await proxy._aclose()  # pylint: disable=protected-access
   assert proxy.state is S.CLOSED
   assert proxy.history == (S.UNMATERIALIZED, S.CLOSED)
@@ -237,7 +220,9 @@ async def test_close_waits_for_materialization_and_closes_once(
   """P2-LIFE-04 (with the P2-LIFE-08 record)."""
   before = mcp_apps.child_pids()
   blocker = Blocker()
-  proxy = _proxy(_stdio_spec(mcp_apps), _materialize_hook=blocker.hook)
+  proxy = _proxy(
+      stdio_spec(mcp_apps.stdio_parameters()), _materialize_hook=blocker.hook
+  )
   lister = asyncio.create_task(proxy.get_tools())
   await blocker.entered.wait()
   closer = asyncio.create_task(
@@ -267,7 +252,7 @@ async def test_close_waits_for_materialization_and_closes_once(
 async def test_close_is_idempotent(mcp_apps: Any) -> None:
   """P2-LIFE-05: concurrent and repeated closes close once."""
   before = mcp_apps.child_pids()
-  proxy = _proxy(_stdio_spec(mcp_apps))
+  proxy = _proxy(stdio_spec(mcp_apps.stdio_parameters()))
   await _whoami(proxy)
   assert len(mcp_apps.child_pids() - before) == 1
   first, second = await asyncio.gather(
@@ -287,7 +272,7 @@ async def test_use_after_close_is_typed(
     legacy_http_server: Any,
 ) -> None:
   """P2-LIFE-06: get_tools, call, read (bootstrap's read) and old tools."""
-  proxy = _proxy(_http_spec(legacy_http_server.url))
+  proxy = _proxy(http_spec(legacy_http_server.url))
   tools = await proxy.get_tools()
   assert tools
   await proxy._aclose()  # pylint: disable=protected-access
@@ -307,7 +292,7 @@ async def test_late_binding_after_model_only_is_rejected(
     legacy_http_server: Any,
 ) -> None:
   """P2-LIFE-07: MODEL_ONLY is terminal; nothing starts advertising."""
-  proxy = _proxy(_http_spec(legacy_http_server.url))
+  proxy = _proxy(http_spec(legacy_http_server.url))
   assert (await _whoami(proxy))["supportsApps"] is False
   assert proxy.state is S.MODEL_ONLY
   with pytest.raises(IllegalTransitionError):
@@ -342,7 +327,7 @@ async def test_filter_and_prefix_are_applied_once(
   """P2-LIFE-09: the runtime applies both; no doubled prefix, one filter run."""
   keep = {names.WHOAMI, names.OPEN_VIEW}
   counting = CountingFilter(keep)
-  spec = _http_spec(
+  spec = http_spec(
       legacy_http_server.url, tool_filter=counting, tool_name_prefix="conf"
   )
   proxy = _proxy(spec)

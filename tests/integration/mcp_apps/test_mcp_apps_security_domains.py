@@ -56,6 +56,9 @@ from typing import Any
 from typing import Optional
 import uuid
 
+from binding_support import http_spec
+from binding_support import run_turn
+from binding_support import stdio_spec
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.mcp_apps.affinity.errors import AdmissionRefusal
 from google.adk.mcp_apps.affinity.errors import GenerationAdmissionError
@@ -67,7 +70,6 @@ from google.adk.mcp_apps.affinity.generations import ConnectionGeneration
 from google.adk.mcp_apps.affinity.generations import ConnectionGenerationState
 from google.adk.mcp_apps.affinity.generations import GenerationHold
 from google.adk.mcp_apps.affinity.routing import call_app_tool
-from google.adk.mcp_apps.affinity.security_domain import acting_principal
 from google.adk.mcp_apps.binding.registry import McpAppBindingRegistry
 from google.adk.mcp_apps.binding.spec import McpToolsetSpec
 from google.adk.mcp_apps.contracts.local_dev import LocalDevKeyProvider
@@ -79,8 +81,6 @@ from google.adk.mcp_apps.profile import ConnectionAffinityPolicy
 from google.adk.mcp_apps.profile import CrossSessionSharing
 from google.adk.mcp_apps.profile import local_dev_profile
 from google.adk.runners import InMemoryRunner
-from google.adk.tools.mcp_tool import StdioConnectionParams
-from google.adk.tools.mcp_tool import StreamableHTTPConnectionParams
 from google.genai import types as genai_types
 from mcp_apps_conformance_server import names
 from mcp_apps_conformance_server.round_robin import build_proxy_app
@@ -105,30 +105,10 @@ MODERN_FLAG = "ADK_ENABLE_MCP_MODERN_PROTOCOL"
 # --- Helpers -----------------------------------------------------------------
 
 
-def _stdio_spec(mcp_apps: Any, **kwargs: Any) -> McpToolsetSpec:
-  return McpToolsetSpec(
-      connection_params=StdioConnectionParams(
-          server_params=mcp_apps.stdio_parameters(), timeout=TIMEOUT
-      ),
-      **kwargs,
-  )
-
-
-def _http_spec(
-    url: str, headers: Optional[dict[str, str]] = None, **kwargs: Any
-) -> McpToolsetSpec:
-  return McpToolsetSpec(
-      connection_params=StreamableHTTPConnectionParams(
-          url=url, headers=headers, timeout=TIMEOUT
-      ),
-      **kwargs,
-  )
-
-
 def _spec(transport: str, mcp_apps: Any, server: Any) -> McpToolsetSpec:
   if transport == "stdio":
-    return _stdio_spec(mcp_apps)
-  return _http_spec(server.url)
+    return stdio_spec(mcp_apps.stdio_parameters())
+  return http_spec(server.url)
 
 
 def _registry(
@@ -201,23 +181,7 @@ class Host:
       self, session: SessionKey, principal: Optional[Principal] = None
   ) -> genai_types.FunctionResponse:
     """One real Runner turn whose model calls `open_view`; its response."""
-    responses = []
-    scope = (
-        acting_principal(principal)
-        if principal is not None
-        else contextlib.nullcontext()
-    )
-    with scope:
-      async for event in self.runner.run_async(
-          user_id=session.user_id,
-          session_id=session.session_id,
-          new_message=genai_types.Content(
-              role="user", parts=[genai_types.Part(text="go")]
-          ),
-      ):
-        responses.extend(event.get_function_responses())
-    assert len(responses) == 1, responses
-    return responses[0]
+    return await run_turn(self.runner, session, principal)
 
   async def open_view(
       self, session: SessionKey, principal: Optional[Principal] = None
@@ -464,7 +428,7 @@ async def test_identical_http_headers_two_principals(
   """P2-SEC-01: two principals behind one static service-account header
   write their own connection state; each View's follow-up sees only its own,
   on separate generations and server connections."""
-  spec = _http_spec(
+  spec = http_spec(
       legacy_http_server.url,
       headers={"Authorization": "Bearer shared-service-account"},
   )
@@ -496,7 +460,7 @@ async def test_stdio_constant_key_two_principals(
   principals get separate app-safe generations and processes, and each
   View's follow-up sees only its own state."""
   before = mcp_apps.child_pids()
-  async with _host(_registry(_stdio_spec(mcp_apps))) as host:
+  async with _host(_registry(stdio_spec(mcp_apps.stdio_parameters()))) as host:
     alice = await host.open_view(await host.session("alice"), Principal("a"))
     bob = await host.open_view(await host.session("bob"), Principal("b"))
 
@@ -532,7 +496,7 @@ async def test_security_domain_is_an_hmac_of_the_principal(
     profile = local_dev_profile(
         key_provider=LocalDevKeyProvider(key_id=key_id, secret=secret)
     )
-    spec = _http_spec(legacy_http_server.url)
+    spec = http_spec(legacy_http_server.url)
     async with _host(_registry(spec, profile)) as host:
       session = await host.session("u")
       views = {
@@ -593,10 +557,10 @@ async def test_every_generation_refuses_another_security_domain(
   while the generation's own domain is admitted."""
   if kind == "shared-modern":
     monkeypatch.setenv(MODERN_FLAG, "1")
-    spec = _http_spec(modern_http_server.url)
+    spec = http_spec(modern_http_server.url)
   else:
     monkeypatch.delenv(MODERN_FLAG, raising=False)
-    spec = _stdio_spec(mcp_apps)
+    spec = stdio_spec(mcp_apps.stdio_parameters())
   profile = local_dev_profile() if kind == "per-session" else _sharing_profile()
   key = profile.key_provider.active_key()
   async with _host(_registry(spec, profile)) as host:
@@ -658,7 +622,7 @@ async def test_simultaneous_views_stay_isolated(
     await asyncio.wait_for(barrier.wait(), TIMEOUT)
     return None
 
-  spec = _http_spec(legacy_http_server.url)
+  spec = http_spec(legacy_http_server.url)
   async with _host(_registry(spec), before_tool_callback=all_in_flight) as host:
     sessions = [
         (await host.session("alice"), Principal("alice")),
@@ -734,7 +698,7 @@ async def test_rotated_credentials_never_share_the_old_generation(
   old one is invalidated and never serves the rotated context (nor the old
   credentials again); another principal's generation is untouched."""
   tokens = {"alice": "Bearer alice-1", "bob": "Bearer bob-1"}
-  spec = _http_spec(
+  spec = http_spec(
       legacy_http_server.url,
       header_provider=lambda ctx: {"Authorization": tokens[ctx.user_id]},
   )
@@ -779,7 +743,7 @@ async def test_principal_remapping_gets_a_new_domain(
   """P2-SEC-08: the same Session under a remapped acting principal has a
   different security-domain key; the old generation is not reused (and
   refuses the new domain at admission)."""
-  spec = _http_spec(legacy_http_server.url)
+  spec = http_spec(legacy_http_server.url)
   async with _host(_registry(spec)) as host:
     session = await host.session("u")
     before = await host.open_view(session, Principal("idp-1:alice"))
@@ -812,7 +776,9 @@ async def test_explicit_share_opt_in(mcp_apps: Any) -> None:
   before = mcp_apps.child_pids()
   profile = _sharing_profile()
   key = profile.key_provider.active_key()
-  async with _host(_registry(_stdio_spec(mcp_apps), profile)) as host:
+  async with _host(
+      _registry(stdio_spec(mcp_apps.stdio_parameters()), profile)
+  ) as host:
     one, two = await host.session("u"), await host.session("u")
     first = await host.open_view(one)
     second = await host.open_view(two)
@@ -854,7 +820,7 @@ async def test_explicit_share_opt_in(mcp_apps: Any) -> None:
     assert info.value.reason is not AdmissionRefusal.SHARING_NOT_DECLARED
 
   # Without the opt-in: one generation per Session, each refusing sharing.
-  async with _host(_registry(_stdio_spec(mcp_apps))) as host:
+  async with _host(_registry(stdio_spec(mcp_apps.stdio_parameters()))) as host:
     one, two = await host.session("u"), await host.session("u")
     first = await host.open_view(one)
     second = await host.open_view(two)
@@ -934,7 +900,7 @@ async def test_app_paths_carry_the_callers_own_headers(
     contexts[ctx.user_id] = ctx
     return {"Authorization": f"Bearer token-for-{ctx.user_id}"}
 
-  spec = _http_spec(front_door.url, header_provider=per_user)
+  spec = http_spec(front_door.url, header_provider=per_user)
   async with _host(_registry(spec)) as host:
     views = {
         user: await host.open_view(await host.session(user))
@@ -992,7 +958,7 @@ async def test_no_credential_value_leaks(
     return None
 
   rotate = asyncio.Event()
-  spec = _http_spec(
+  spec = http_spec(
       front_door.url,
       header_provider=lambda ctx: {"Authorization": credential["value"]},
   )

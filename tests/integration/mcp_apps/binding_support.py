@@ -1,0 +1,93 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Shared helpers of the binding, affinity and generation tests.
+
+A plain module, not `conftest.py`: module-level helpers (endpoint and spec
+factories, `Host` classes) call these at import time and outside fixtures.
+
+  spec = http_spec(server.url, tool_filter=["whoami"])
+  response = await run_turn(runner, session)
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+from typing import Optional
+
+from google.adk.mcp_apps.affinity.security_domain import acting_principal
+from google.adk.mcp_apps.binding.spec import McpToolsetSpec
+from google.adk.mcp_apps.contracts.principal_resolver import Principal
+from google.adk.mcp_apps.contracts.scope import SessionKey
+from google.adk.runners import Runner
+from google.adk.tools.mcp_tool import StdioConnectionParams
+from google.adk.tools.mcp_tool import StreamableHTTPConnectionParams
+from google.genai import types as genai_types
+from mcp import StdioServerParameters
+
+TIMEOUT = 30.0
+
+
+def http_spec(
+    url: str, headers: Optional[dict[str, str]] = None, **kwargs: Any
+) -> McpToolsetSpec:
+  """A spec for a streamable-HTTP server at `url`."""
+  return McpToolsetSpec(
+      connection_params=StreamableHTTPConnectionParams(
+          url=url, headers=headers, timeout=TIMEOUT
+      ),
+      **kwargs,
+  )
+
+
+def stdio_spec(params: StdioServerParameters, **kwargs: Any) -> McpToolsetSpec:
+  """A spec for a stdio server started with `params`."""
+  return McpToolsetSpec(
+      connection_params=StdioConnectionParams(
+          server_params=params, timeout=TIMEOUT
+      ),
+      **kwargs,
+  )
+
+
+async def run_turn(
+    runner: Runner,
+    session: SessionKey,
+    principal: Optional[Principal] = None,
+) -> genai_types.FunctionResponse:
+  """One real Runner turn ("go"), as `principal` if given; its one response.
+
+  Args:
+    runner: The Runner whose scripted model makes exactly one call.
+    session: The Session the turn runs in.
+    principal: The acting principal the serving host declares, if any.
+  """
+  responses = []
+  scope = (
+      acting_principal(principal)
+      if principal is not None
+      else contextlib.nullcontext()
+  )
+  with scope:
+    async for event in runner.run_async(
+        user_id=session.user_id,
+        session_id=session.session_id,
+        new_message=genai_types.Content(
+            role="user", parts=[genai_types.Part(text="go")]
+        ),
+    ):
+      responses.extend(event.get_function_responses())
+  assert len(responses) == 1, responses
+  return responses[0]
