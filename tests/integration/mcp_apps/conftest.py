@@ -53,6 +53,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server.apps import APP_MIME_TYPE
 from mcp.server.apps import EXTENSION_ID
 import pytest
+import third_party_support
 
 FIXTURES_DIR = Path(__file__).resolve().parents[1] / "fixtures"
 SERVER_MODULE = "mcp_apps_conformance_server"
@@ -344,6 +345,28 @@ def no_leaked_processes() -> Iterator[None]:
   while (leaked := child_pids() - before) and time.monotonic() < deadline:
     time.sleep(0.05)
   assert not leaked, f"child processes left behind: {sorted(leaked)}"
+
+
+@pytest.fixture
+def no_leaked_descendants() -> Iterator[None]:
+  """Fails the test if it leaves any descendant process behind.
+
+  Stricter than `no_leaked_processes`: it counts grandchildren (the npm
+  servers' node processes) and gives no grace. Use it with
+  `pytest.mark.usefixtures("no_leaked_descendants")`.
+  """
+  servers = third_party_support.servers
+  before = servers.descendant_pids()
+  yield
+  leaked = servers.new_descendants(before)
+  assert not leaked, servers.describe_processes(leaked)
+
+
+@pytest.fixture(scope="module")
+def third_party_packages() -> Path:
+  """Installs the published servers' pinned npm packages once (`npm ci`)."""
+  installed: Path = third_party_support.servers.ensure_installed()
+  return installed
 
 
 @dataclasses.dataclass(frozen=True)

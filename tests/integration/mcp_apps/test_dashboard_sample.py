@@ -24,21 +24,19 @@ One last test runs the sample agent through an ADK ``Runner`` turn.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from collections.abc import Iterator
 import contextlib
 import hashlib
-import importlib.util
 import json
 import pathlib
 import re
 import sqlite3
 import sys
-from types import ModuleType
 from typing import Any
 
 from mcp import Client
 from mcp import StdioServerParameters
 import pytest
+from third_party_support import servers
 
 APP_MIME_TYPE = "text/html;profile=mcp-app"
 VIEW_URI = "ui://agent-dashboard/view.html"
@@ -48,32 +46,10 @@ SERVER_SCRIPT = SAMPLE_DIR / "server.py"
 TRANSPORTS = ("stdio", "streamable-http")
 
 
-def _load_servers_module() -> ModuleType:
-  """Imports the process helpers in ``third_party_mcp_apps/servers.py``."""
-  name = "_adk_third_party_mcp_apps_servers"
-  if name in sys.modules:
-    return sys.modules[name]
-  path = REPO_ROOT / "tests" / "integration" / "third_party_mcp_apps"
-  spec = importlib.util.spec_from_file_location(name, path / "servers.py")
-  assert spec and spec.loader
-  module = importlib.util.module_from_spec(spec)
-  sys.modules[name] = module
-  spec.loader.exec_module(module)
-  return module
-
-
-procs = _load_servers_module()
-
-pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(autouse=True)
-def no_leaked_processes() -> Iterator[None]:
-  """Fails the test if it leaves child processes behind."""
-  before = procs.descendant_pids()
-  yield
-  leaked = procs.new_descendants(before)
-  assert not leaked, procs.describe_processes(leaked)
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.usefixtures("no_leaked_descendants"),
+]
 
 
 @pytest.fixture
@@ -110,15 +86,15 @@ async def _connect(
       yield client
     return
 
-  with procs.start_process([*argv, "--port", "0"]) as running:
+  with servers.start_process([*argv, "--port", "0"]) as running:
     match = re.fullmatch(r"http://127\.0\.0\.1:(\d+)/mcp", running.url)
     assert match, running.output
     port = int(match.group(1))
     assert port > 0
-    assert procs.listening_addresses(running.pid) == {("127.0.0.1", port)}
+    assert servers.listening_addresses(running.pid) == {("127.0.0.1", port)}
     async with Client(running.url) as client:
       yield client
-    exit_code = procs.stop_process(running.process)
+    exit_code = servers.stop_process(running.process)
   assert exit_code == 0
 
 

@@ -31,13 +31,7 @@ SDK alone) are driven here with ADK's own `McpToolset`:
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from collections.abc import Iterator
 import contextlib
-import importlib.util
-import pathlib
-import shutil
-import sys
-from types import ModuleType
 from typing import Any
 
 from google.adk.mcp_apps.catalog.app_catalog import admit_app_call
@@ -48,53 +42,15 @@ from google.adk.tools.mcp_tool.mcp_session_manager import StreamableHTTPConnecti
 from google.adk.tools.mcp_tool.mcp_tool import McpTool
 from google.adk.tools.mcp_tool.mcp_toolset import McpToolset
 import pytest
+from third_party_support import needs_node
+from third_party_support import servers
 
 APP_MIME_TYPE = "text/html;profile=mcp-app"
-_FIXTURE_DIR = (
-    pathlib.Path(__file__).resolve().parents[1] / "third_party_mcp_apps"
-)
-
-
-def _load_servers_module() -> ModuleType:
-  """Imports `third_party_mcp_apps/servers.py` by path."""
-  name = "_adk_third_party_mcp_apps_servers"
-  if name in sys.modules:
-    return sys.modules[name]
-  spec = importlib.util.spec_from_file_location(
-      name, _FIXTURE_DIR / "servers.py"
-  )
-  assert spec and spec.loader
-  module = importlib.util.module_from_spec(spec)
-  sys.modules[name] = module
-  spec.loader.exec_module(module)
-  return module
-
-
-servers = _load_servers_module()
-
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(
-        not (shutil.which("node") and shutil.which("npm")),
-        reason="node and npm are needed for the third-party MCP App servers",
-    ),
+    needs_node,
+    pytest.mark.usefixtures("third_party_packages", "no_leaked_descendants"),
 ]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def installed_packages() -> pathlib.Path:
-  """Installs the pinned npm packages once (`npm ci` if stale)."""
-  installed: pathlib.Path = servers.ensure_installed()
-  return installed
-
-
-@pytest.fixture(autouse=True)
-def no_leaked_processes() -> Iterator[None]:
-  """Fails the test if it leaves child processes behind."""
-  before = servers.descendant_pids()
-  yield
-  leaked = servers.new_descendants(before)
-  assert not leaked, servers.describe_processes(leaked)
 
 
 @contextlib.asynccontextmanager

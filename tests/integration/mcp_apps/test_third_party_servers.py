@@ -33,72 +33,27 @@ Every test also checks that the server processes it started are gone.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from collections.abc import Iterator
 import contextlib
 import datetime
-import importlib.util
 import json
-import pathlib
-import shutil
-import sys
-from types import ModuleType
 from typing import Any
 
 from mcp import Client
 import pytest
+from third_party_support import FIXTURE_DIR
+from third_party_support import needs_node
+from third_party_support import servers
 
 APP_MIME_TYPE = "text/html;profile=mcp-app"
 PINNED_VERSION = "2.0.3"
 
-_FIXTURE_DIR = (
-    pathlib.Path(__file__).resolve().parents[1] / "third_party_mcp_apps"
-)
-
-
-def _load_servers_module() -> ModuleType:
-  """Imports ``third_party_mcp_apps/servers.py`` by path.
-
-  ``tests/`` is not a package, so the helper is loaded from its file.
-  """
-  name = "_adk_third_party_mcp_apps_servers"
-  if name in sys.modules:
-    return sys.modules[name]
-  spec = importlib.util.spec_from_file_location(
-      name, _FIXTURE_DIR / "servers.py"
-  )
-  assert spec and spec.loader
-  module = importlib.util.module_from_spec(spec)
-  sys.modules[name] = module
-  spec.loader.exec_module(module)
-  return module
-
-
-servers = _load_servers_module()
-
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(
-        not (shutil.which("node") and shutil.which("npm")),
-        reason="node and npm are needed for the third-party MCP App servers",
-    ),
+    needs_node,
+    pytest.mark.usefixtures("third_party_packages", "no_leaked_descendants"),
 ]
 
 TRANSPORTS = ("stdio", "streamable-http")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def installed_packages() -> pathlib.Path:
-  """Installs the pinned npm packages once (``npm ci`` if stale)."""
-  return servers.ensure_installed()
-
-
-@pytest.fixture(autouse=True)
-def no_leaked_processes() -> Iterator[None]:
-  """Fails the test if it leaves child processes behind."""
-  before = servers.descendant_pids()
-  yield
-  leaked = servers.new_descendants(before)
-  assert not leaked, servers.describe_processes(leaked)
 
 
 @contextlib.asynccontextmanager
@@ -128,8 +83,8 @@ def _tools_by_name(tools: list[Any]) -> dict[str, Any]:
 
 
 def test_lockfile_pins_exact_versions_with_integrity() -> None:
-  manifest = json.loads((_FIXTURE_DIR / "package.json").read_text())
-  lock = json.loads((_FIXTURE_DIR / "package-lock.json").read_text())
+  manifest = json.loads((FIXTURE_DIR / "package.json").read_text())
+  lock = json.loads((FIXTURE_DIR / "package-lock.json").read_text())
 
   assert manifest["private"] is True
   assert manifest["dependencies"] == {
