@@ -19,6 +19,7 @@ factories, `Host` classes) call these at import time and outside fixtures.
 
   spec = http_spec(server.url, tool_filter=["whoami"])
   response = await run_turn(runner, session)
+  data = await app_followup(hold, nonce, server_id)
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import contextlib
 from typing import Any
 from typing import Optional
 
+from google.adk.mcp_apps.affinity.generations import GenerationHold
+from google.adk.mcp_apps.affinity.routing import call_app_tool
 from google.adk.mcp_apps.affinity.security_domain import acting_principal
 from google.adk.mcp_apps.binding.spec import McpToolsetSpec
 from google.adk.mcp_apps.contracts.principal_resolver import Principal
@@ -36,8 +39,33 @@ from google.adk.tools.mcp_tool import StdioConnectionParams
 from google.adk.tools.mcp_tool import StreamableHTTPConnectionParams
 from google.genai import types as genai_types
 from mcp import StdioServerParameters
+from mcp_apps_conformance_server import names
 
 TIMEOUT = 30.0
+
+
+def conformance_connection(
+    transport: str, options: dict[str, Any], mcp_apps: Any, start_server: Any
+) -> StdioConnectionParams | StreamableHTTPConnectionParams:
+  """Connection parameters for a conformance server started with `options`.
+
+  Args:
+    transport: "stdio", or "legacy_http" / "modern_http" (stateful or
+      stateless streamable HTTP, a server started here).
+    options: The server's options.
+    mcp_apps: The `mcp_apps` fixture.
+    start_server: The `start_server` fixture.
+  """
+  if transport == "stdio":
+    return StdioConnectionParams(
+        server_params=mcp_apps.stdio_parameters(options), timeout=TIMEOUT
+    )
+  server = start_server(
+      "streamable-http",
+      stateless=transport == "modern_http",
+      options=options,
+  )
+  return StreamableHTTPConnectionParams(url=server.url, timeout=TIMEOUT)
 
 
 def http_spec(
@@ -60,6 +88,29 @@ def stdio_spec(params: StdioServerParameters, **kwargs: Any) -> McpToolsetSpec:
       ),
       **kwargs,
   )
+
+
+async def app_followup(
+    hold: GenerationHold, nonce: str, server_id: str
+) -> dict[str, Any]:
+  """A View's app-only `app_followup(nonce)` on its own server; the data.
+
+  Args:
+    hold: The View's hold on its connection generation.
+    nonce: The nonce the follow-up presents.
+    server_id: The View's server, also the call's target.
+  """
+  result = await call_app_tool(
+      hold,
+      names.APP_FOLLOWUP,
+      {"nonce": nonce},
+      view_server_id=server_id,
+      target_server_id=server_id,
+  )
+  data = result.structured_content
+  assert isinstance(data, dict), result
+  assert bool(result.is_error) == (data["verdict"] != "ok"), result
+  return data
 
 
 async def run_turn(

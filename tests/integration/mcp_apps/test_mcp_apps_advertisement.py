@@ -54,6 +54,13 @@ UI_SETTINGS = {"mimeTypes": [names.APP_MIME_TYPE]}
 APPS_AD = {names.EXTENSION_ID: UI_SETTINGS}
 INPUT_CAPABILITIES = ("sampling", "elicitation", "roots")
 TIMEOUT = 30.0
+# Every era on every transport that era serves.
+ERA_TRANSPORTS = [
+    ("legacy", "stateful-http"),
+    ("legacy", "stdio"),
+    ("modern", "stateless-http"),
+    ("modern", "stdio"),
+]
 
 
 # --- Helpers -----------------------------------------------------------------
@@ -382,16 +389,7 @@ async def test_gated_server_shows_ui_only_to_the_bound_toolset(
 
 
 @pytest.mark.conformance("P2-ADV-08", "P2-ADV-09")
-@pytest.mark.parametrize(
-    ("era", "transport"),
-    [
-        ("legacy", "stateful-http"),
-        ("legacy", "stdio"),
-        ("modern", "stateless-http"),
-        ("modern", "stdio"),
-    ],
-    indirect=["era"],
-)
+@pytest.mark.parametrize(("era", "transport"), ERA_TRANSPORTS, indirect=["era"])
 async def test_app_safe_connection_advertises_no_input_capability(
     era: str, transport: str, start_server: Any, mcp_apps: Any
 ) -> None:
@@ -420,16 +418,7 @@ async def test_app_safe_connection_advertises_no_input_capability(
 
 
 @pytest.mark.conformance("P2-ADV-10")
-@pytest.mark.parametrize(
-    ("era", "transport"),
-    [
-        ("legacy", "stateful-http"),
-        ("legacy", "stdio"),
-        ("modern", "stateless-http"),
-        ("modern", "stdio"),
-    ],
-    indirect=["era"],
-)
+@pytest.mark.parametrize(("era", "transport"), ERA_TRANSPORTS, indirect=["era"])
 async def test_plain_toolset_never_advertises_apps(
     era: str, transport: str, start_server: Any, mcp_apps: Any
 ) -> None:

@@ -42,7 +42,6 @@ from collections.abc import AsyncIterator
 import contextlib
 import dataclasses
 import functools
-import importlib.util
 import json
 import os
 from pathlib import Path
@@ -53,6 +52,7 @@ import sys
 from typing import Any
 from typing import Optional
 
+from binding_support import conformance_connection
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
 from google.adk.events.ui_widget import UiWidget
@@ -79,7 +79,6 @@ from google.adk.mcp_apps.sealing.resolver import ViewBinding
 from google.adk.mcp_apps.stores import sql_sealed_result_store
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.adk.tools.mcp_tool import StdioConnectionParams
-from google.adk.tools.mcp_tool import StreamableHTTPConnectionParams
 from google.genai import types as genai_types
 from mcp import StdioServerParameters
 from mcp import types as mcp_types
@@ -93,6 +92,7 @@ from sealing_support import PRINCIPAL
 from sealing_support import sql_profile
 from sealing_support import TOOLSET
 from sealing_support import widget_event
+import third_party_support
 
 pytestmark = pytest.mark.integration
 
@@ -101,7 +101,6 @@ MODERN_FLAG = "ADK_ENABLE_MCP_MODERN_PROTOCOL"
 TRANSPORTS = ("stdio", "legacy_http", "modern_http")
 READ = "resources/read"
 REPO_ROOT = Path(__file__).resolve().parents[3]
-THIRD_PARTY = REPO_ROOT / "tests" / "integration" / "third_party_mcp_apps"
 DASHBOARD_SERVER = (
     REPO_ROOT / "contributing" / "samples" / "mcp_apps_dashboard" / "server.py"
 )
@@ -210,17 +209,7 @@ def harness(
         "request_log_connections": True,
         **server_options,
     }
-    if transport == "stdio":
-      params: Any = StdioConnectionParams(
-          server_params=mcp_apps.stdio_parameters(options), timeout=TIMEOUT
-      )
-    else:
-      server = start_server(
-          "streamable-http",
-          stateless=transport == "modern_http",
-          options=options,
-      )
-      params = StreamableHTTPConnectionParams(url=server.url, timeout=TIMEOUT)
+    params = conformance_connection(transport, options, mcp_apps, start_server)
     trail: list[str] = []
     authorizer = RecordingAuthorizer(trail)
     url = f"sqlite+aiosqlite:///{tmp_path / f'stores-{n}.db'}"
@@ -1203,20 +1192,6 @@ async def test_restart_with_the_key_missing(
 # --- Published servers and the dashboard sample ------------------------------
 
 
-def _third_party_servers() -> Any:
-  """Imports `third_party_mcp_apps/servers.py` by path."""
-  name = "_adk_third_party_mcp_apps_servers"
-  if name not in sys.modules:
-    spec = importlib.util.spec_from_file_location(
-        name, THIRD_PARTY / "servers.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-  return sys.modules[name]
-
-
 def _published_params(server: str, tmp_path: Path) -> Any:
   if server == "dashboard":
     params = StdioServerParameters(
@@ -1232,9 +1207,8 @@ def _published_params(server: str, tmp_path: Path) -> Any:
   else:
     if not (shutil.which("node") and shutil.which("npm")):
       pytest.skip("node and npm are needed for the third-party servers")
-    servers = _third_party_servers()
-    servers.ensure_installed()
-    params = servers.stdio_params(server)
+    third_party_support.servers.ensure_installed()
+    params = third_party_support.servers.stdio_params(server)
   return StdioConnectionParams(server_params=params, timeout=TIMEOUT)
 
 

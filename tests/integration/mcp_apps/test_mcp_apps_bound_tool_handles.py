@@ -48,6 +48,7 @@ import signal
 from typing import Any
 from typing import Optional
 
+from binding_support import conformance_connection
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.agents.readonly_context import ReadonlyContext
@@ -77,7 +78,6 @@ from google.adk.mcp_apps.profile import HostLimits
 from google.adk.mcp_apps.profile import local_dev_profile
 from google.adk.models.llm_request import LlmRequest
 from google.adk.runners import InMemoryRunner
-from google.adk.tools.mcp_tool import StdioConnectionParams
 from google.adk.tools.mcp_tool import StreamableHTTPConnectionParams
 from google.adk.tools.mcp_tool.mcp_tool import McpTool
 from google.genai import types as genai_types
@@ -156,17 +156,7 @@ def serve(
   def start(**options: Any) -> Served:
     log = tmp_path / f"requests-{len(list(tmp_path.iterdir()))}.jsonl"
     options = {"request_log_file": str(log), **options}
-    if transport == "stdio":
-      params: Any = StdioConnectionParams(
-          server_params=mcp_apps.stdio_parameters(options), timeout=TIMEOUT
-      )
-    else:
-      server = start_server(
-          "streamable-http",
-          stateless=transport == "modern_http",
-          options=options,
-      )
-      params = StreamableHTTPConnectionParams(url=server.url, timeout=TIMEOUT)
+    params = conformance_connection(transport, options, mcp_apps, start_server)
     return Served(transport, params, log)
 
   return start
@@ -397,6 +387,35 @@ def _assert_failed_closed(
       TOOLSET, talk.session_key, turn.function_call_id
   )
   assert reservation is None
+
+
+async def _assert_stale_then_relisted(
+    talk: Conversation,
+    served: Served,
+    caplog: Any,
+    lost: Turn,
+    before: int,
+    reason: InvalidationReason,
+) -> None:
+  """Asserts a lost listing generation's `open_view` and the next turn's.
+
+  The call listed on a generation retired for `reason` failed closed with
+  `StaleToolHandleError`; the next turn listed on a new generation, and its
+  call opened a View reserved on that generation.
+  """
+  _assert_failed_closed(talk, lost, served, names.OPEN_VIEW, before)
+  error = _refusal(caplog, names.OPEN_VIEW)
+  assert type(error) is StaleToolHandleError
+  assert "another connection generation" in error.detail
+  old = lost.handle.catalog_generation
+  with pytest.raises(GenerationInvalidatedError) as info:
+    talk.registry.connections.get(old)
+  assert info.value.reason is reason
+
+  fresh = await talk.turn(names.OPEN_VIEW)
+  assert "View opened with nonce" in _text(fresh.response)
+  assert fresh.handle.catalog_generation != old
+  assert talk.reserved_generation(fresh) == fresh.handle.catalog_generation
 
 
 # --- P1-DISC-03 under a bound profile: one limits revision -------------------
@@ -833,19 +852,9 @@ async def test_evicted_generation_forces_a_new_catalog(
 
     before = served.mark()
     lost = await talk.turn(names.OPEN_VIEW, between=evict)
-    _assert_failed_closed(talk, lost, served, names.OPEN_VIEW, before)
-    error = _refusal(caplog, names.OPEN_VIEW)
-    assert type(error) is StaleToolHandleError
-    assert "another connection generation" in error.detail
-    old = lost.handle.catalog_generation
-    with pytest.raises(GenerationInvalidatedError) as info:
-      registry.connections.get(old)
-    assert info.value.reason is InvalidationReason.EVICTED
-
-    fresh = await talk.turn(names.OPEN_VIEW)
-    assert "View opened with nonce" in _text(fresh.response)
-    assert fresh.handle.catalog_generation != old
-    assert talk.reserved_generation(fresh) == fresh.handle.catalog_generation
+    await _assert_stale_then_relisted(
+        talk, served, caplog, lost, before, InvalidationReason.EVICTED
+    )
   assert served.calls(names.OPEN_VIEW, since=before) == 1
 
 
@@ -880,19 +889,9 @@ async def test_killed_stdio_process_forces_a_new_catalog(
 
     before = served.mark()
     lost = await talk.turn(names.OPEN_VIEW, between=kill)
-    _assert_failed_closed(talk, lost, served, names.OPEN_VIEW, before)
-    error = _refusal(caplog, names.OPEN_VIEW)
-    assert type(error) is StaleToolHandleError
-    assert "another connection generation" in error.detail
-    old = lost.handle.catalog_generation
-    with pytest.raises(GenerationInvalidatedError) as info:
-      registry.connections.get(old)
-    assert info.value.reason is InvalidationReason.TRANSPORT_FAILURE
-
-    fresh = await talk.turn(names.OPEN_VIEW)
-    assert "View opened with nonce" in _text(fresh.response)
-    assert fresh.handle.catalog_generation != old
-    assert talk.reserved_generation(fresh) == fresh.handle.catalog_generation
+    await _assert_stale_then_relisted(
+        talk, served, caplog, lost, before, InvalidationReason.TRANSPORT_FAILURE
+    )
     proxy = registry.lookup(TOOLSET)
     who = await proxy.call_tool(names.WHOAMI, {}, talk.context())
     assert who.structured_content["pid"] not in killed

@@ -138,6 +138,42 @@ async def _model_catalog_fails(toolset: Any) -> BaseException:
   return cause
 
 
+async def _denied_everywhere(
+    endpoint: Any,
+    bounds: ToolListingBounds | None = None,
+    *,
+    control: bool = False,
+) -> tuple[BaseException, list[dict[str, Any]], BaseException]:
+  """Admission and the model catalog both fail on one toolset's listing.
+
+  Args:
+    endpoint: The observed server.
+    bounds: The toolset's listing bounds; none means the defaults, and
+      admission is then tried within `GENEROUS`.
+    control: Whether an admission within `GENEROUS` on the same session
+      must then succeed (the connection survives the denial).
+
+  Returns:
+    The admission's typed cause, the requests the denied admission made, and
+    the model catalog's typed cause.
+  """
+  if bounds is None:
+    toolset = endpoint.toolset()
+  else:
+    toolset = endpoint.toolset(tool_listing_bounds=bounds)
+  try:
+    async with catalogs.app_session(endpoint, toolset) as session:
+      mark = endpoint.mark()
+      cause = await _denied_listing(session, bounds or GENEROUS)
+      requests = endpoint.requests(mark)
+      if control:
+        assert (await catalogs.admit(session, TARGET, bounds=GENEROUS)).name
+    model_cause = await _model_catalog_fails(toolset)
+  finally:
+    await toolset.close()
+  return cause, requests, model_cause
+
+
 @pytest.mark.conformance("P1-DISC-01")
 @pytest.mark.parametrize("transport", ["stdio", "legacy-http"])
 async def test_admission_lists_afresh_past_ttl_cache(
@@ -181,19 +217,14 @@ async def test_page_bound_denies_admission(observed: Any) -> None:
   """P1-DISC-03: a listing over the page-count bound denies admission."""
   endpoint = observed(PAGED)
   bounds = ToolListingBounds(max_pages=3)
-  toolset = endpoint.toolset(tool_listing_bounds=bounds)
   unbounded = endpoint.toolset()
   try:
-    async with catalogs.app_session(endpoint, toolset) as session:
-      mark = endpoint.mark()
-      cause = await _denied_listing(session, bounds)
-      requests = endpoint.requests(mark)
-      # Control: the same catalog within the default bounds is admitted.
-      assert (await catalogs.admit(session, TARGET, bounds=GENEROUS)).name
-    model_cause = await _model_catalog_fails(toolset)
+    # Control: the same catalog within the default bounds is admitted.
+    cause, requests, model_cause = await _denied_everywhere(
+        endpoint, bounds, control=True
+    )
     everything = {t.name for t in await unbounded.get_tools()}
   finally:
-    await toolset.close()
     await unbounded.close()
   assert cause.reason is ToolListingReason.BOUND_EXCEEDED
   assert (cause.bound, cause.limit) == ("pages", 3)
@@ -209,16 +240,9 @@ async def test_item_bound_denies_admission(observed: Any) -> None:
   """P1-DISC-04: a listing over the item-count bound denies admission."""
   endpoint = observed(dict(PAGED, oversized_page=1, oversized_page_items=40))
   bounds = ToolListingBounds(max_items=30)
-  toolset = endpoint.toolset(tool_listing_bounds=bounds)
-  try:
-    async with catalogs.app_session(endpoint, toolset) as session:
-      mark = endpoint.mark()
-      cause = await _denied_listing(session, bounds)
-      requests = endpoint.requests(mark)
-      assert (await catalogs.admit(session, TARGET, bounds=GENEROUS)).name
-    model_cause = await _model_catalog_fails(toolset)
-  finally:
-    await toolset.close()
+  cause, requests, model_cause = await _denied_everywhere(
+      endpoint, bounds, control=True
+  )
   assert cause.reason is ToolListingReason.BOUND_EXCEEDED
   assert (cause.bound, cause.limit) == ("items", 30)
   # Page 0 (5 items) and the oversized page 1 (45 items): stopped there.
@@ -234,16 +258,9 @@ async def test_byte_bound_denies_admission(observed: Any) -> None:
       dict(PAGED, oversized_page=1, oversized_page_bytes=200_000)
   )
   bounds = ToolListingBounds(max_bytes=100_000)
-  toolset = endpoint.toolset(tool_listing_bounds=bounds)
-  try:
-    async with catalogs.app_session(endpoint, toolset) as session:
-      mark = endpoint.mark()
-      cause = await _denied_listing(session, bounds)
-      requests = endpoint.requests(mark)
-      assert (await catalogs.admit(session, TARGET, bounds=GENEROUS)).name
-    model_cause = await _model_catalog_fails(toolset)
-  finally:
-    await toolset.close()
+  cause, requests, model_cause = await _denied_everywhere(
+      endpoint, bounds, control=True
+  )
   assert cause.reason is ToolListingReason.BOUND_EXCEEDED
   assert (cause.bound, cause.limit) == ("bytes", 100_000)
   assert [r["method"] for r in requests] == ["tools/list"] * 2
@@ -283,15 +300,7 @@ async def test_repeated_cursor_denies_without_looping(
 ) -> None:
   """P1-DISC-07: a repeated `nextCursor` is detected; the listing stops."""
   endpoint = observed(dict(PAGED, repeat_cursor_page=2))
-  toolset = endpoint.toolset()
-  try:
-    async with catalogs.app_session(endpoint, toolset) as session:
-      mark = endpoint.mark()
-      cause = await _denied_listing(session, GENEROUS)
-      requests = endpoint.requests(mark)
-    model_cause = await _model_catalog_fails(toolset)
-  finally:
-    await toolset.close()
+  cause, requests, model_cause = await _denied_everywhere(endpoint)
   assert cause.reason is ToolListingReason.REPEATED_CURSOR
   assert cause.page == 3
   assert model_cause.reason is ToolListingReason.REPEATED_CURSOR
@@ -353,15 +362,7 @@ async def test_partial_catalog_is_never_consulted(
 async def test_failing_page_denies_admission(observed: Any) -> None:
   """P1-DISC-09: a JSON-RPC error on a later page denies admission."""
   endpoint = observed(dict(PAGED, failing_page=1, failing_page_code=-32050))
-  toolset = endpoint.toolset()
-  try:
-    async with catalogs.app_session(endpoint, toolset) as session:
-      mark = endpoint.mark()
-      cause = await _denied_listing(session, GENEROUS)
-      requests = endpoint.requests(mark)
-    model_cause = await _model_catalog_fails(toolset)
-  finally:
-    await toolset.close()
+  cause, requests, model_cause = await _denied_everywhere(endpoint)
   assert cause.reason is ToolListingReason.REQUEST_FAILED
   assert "page 2 failed" in str(cause)
   assert "-32050" in str(cause) or "fails on purpose" in str(cause)

@@ -46,6 +46,7 @@ import signal
 from typing import Any
 from typing import Optional
 
+from binding_support import app_followup
 from binding_support import http_spec
 from binding_support import run_turn
 from binding_support import stdio_spec
@@ -57,7 +58,6 @@ from google.adk.mcp_apps.affinity.generations import ConnectionGeneration
 from google.adk.mcp_apps.affinity.generations import ConnectionGenerationState
 from google.adk.mcp_apps.affinity.generations import GenerationHold
 from google.adk.mcp_apps.affinity.generations import HoldKind
-from google.adk.mcp_apps.affinity.routing import call_app_tool
 from google.adk.mcp_apps.binding import registry as registry_module
 from google.adk.mcp_apps.binding.registry import McpAppBindingRegistry
 from google.adk.mcp_apps.binding.spec import McpToolsetSpec
@@ -77,6 +77,8 @@ TOOLSET = "conf"
 APP = "probe"
 NONCE = re.compile(r"View opened with nonce ([0-9a-f]+)")
 R = InvalidationReason
+# Idle eviction after 60 s; the lifetime bound never reached.
+IDLE_EVICTION = {"idle_eviction_seconds": 60, "max_lifetime_seconds": 100_000}
 
 
 # --- Helpers -----------------------------------------------------------------
@@ -108,6 +110,11 @@ def _registry(spec: McpToolsetSpec, **affinity: Any) -> McpAppBindingRegistry:
   return McpAppBindingRegistry(
       {TOOLSET: spec}, profile, allow_dev_providers=True
   )
+
+
+def _stdio_registry(mcp_apps: Any, **affinity: Any) -> McpAppBindingRegistry:
+  """`_registry` on a stdio conformance server."""
+  return _registry(stdio_spec(mcp_apps.stdio_parameters()), **affinity)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -182,17 +189,7 @@ class Host:
 
   async def followup(self, hold: GenerationHold, nonce: str) -> dict[str, Any]:
     """The View's app-only `app_followup(nonce)`; returns the server's data."""
-    result = await call_app_tool(
-        hold,
-        names.APP_FOLLOWUP,
-        {"nonce": nonce},
-        view_server_id=self.server_id,
-        target_server_id=self.server_id,
-    )
-    data = result.structured_content
-    assert isinstance(data, dict), result
-    assert bool(result.is_error) == (data["verdict"] != "ok"), result
-    return data
+    return await app_followup(hold, nonce, self.server_id)
 
   async def whoami(self, hold: GenerationHold) -> dict[str, Any]:
     """The server's view of the held generation's connection."""
@@ -290,11 +287,7 @@ async def test_referenced_generations_are_never_evicted(
   reference goes does the idle clock start, from that release.
   """
   before = mcp_apps.child_pids()
-  registry = _registry(
-      stdio_spec(mcp_apps.stdio_parameters()),
-      idle_eviction_seconds=60,
-      max_lifetime_seconds=100_000,
-  )
+  registry = _stdio_registry(mcp_apps, **IDLE_EVICTION)
   async with _host(registry) as host:
     pool = registry.connections
     session = await host.session()
@@ -352,7 +345,7 @@ async def test_lease_epoch_close_keeps_held_generations(
   """P2-AFF-18: the last Runner lease release closes the lease epoch's
   connections but evicts only app-safe generations nobody holds: a View's
   generation stays pinned, and its process keeps serving the View."""
-  registry = _registry(stdio_spec(mcp_apps.stdio_parameters()))
+  registry = _stdio_registry(mcp_apps)
   async with _host(registry) as host:
     registry.bind_runner(host.runner, TOOLSET)
     view = await host.open_view(await host.session())
@@ -383,11 +376,7 @@ async def test_one_views_teardown_leaves_its_sibling_working(
 ) -> None:
   """P2-AFF-19: two Views on one generation; tearing one down releases only
   its reference."""
-  registry = _registry(
-      stdio_spec(mcp_apps.stdio_parameters()),
-      idle_eviction_seconds=60,
-      max_lifetime_seconds=100_000,
-  )
+  registry = _stdio_registry(mcp_apps, **IDLE_EVICTION)
   async with _host(registry) as host:
     session = await host.session()
     first = await host.open_view(session)
@@ -442,9 +431,7 @@ async def test_a_released_hold_refuses_every_operation(
   `HoldReleasedError` (its generation still live, held by the sibling), and
   the refusal leaves the sibling's reference and connection untouched."""
   del clock
-  registry = _registry(
-      stdio_spec(mcp_apps.stdio_parameters()), max_lifetime_seconds=100_000
-  )
+  registry = _stdio_registry(mcp_apps, max_lifetime_seconds=100_000)
   async with _host(registry) as host:
     session = await host.session()
     first = await host.open_view(session)
@@ -471,11 +458,7 @@ async def test_last_release_makes_the_generation_evictable(
   """P2-AFF-20: after the last View's release the idle policy evicts the
   generation and closes its process; the next turn opens a new one."""
   before = mcp_apps.child_pids()
-  registry = _registry(
-      stdio_spec(mcp_apps.stdio_parameters()),
-      idle_eviction_seconds=60,
-      max_lifetime_seconds=100_000,
-  )
+  registry = _stdio_registry(mcp_apps, **IDLE_EVICTION)
   async with _host(registry) as host:
     session = await host.session()
     view = await host.open_view(session)
@@ -519,8 +502,8 @@ async def test_max_lifetime_invalidates_every_dependent_view(
 ) -> None:
   """P2-AFF-21: at the profile's maximum lifetime the generation and every
   View on it are invalidated (held or not), each told MAX_LIFETIME."""
-  registry = _registry(
-      stdio_spec(mcp_apps.stdio_parameters()),
+  registry = _stdio_registry(
+      mcp_apps,
       idle_eviction_seconds=1_000,
       max_lifetime_seconds=100,
   )
@@ -610,7 +593,7 @@ async def test_readiness_revocation_invalidates_every_view(
   reservation) on every generation of the revoked binding, and closes their
   processes."""
   before = mcp_apps.child_pids()
-  registry = _registry(stdio_spec(mcp_apps.stdio_parameters()))
+  registry = _stdio_registry(mcp_apps)
   async with _host(registry) as host:
     first_session = await host.session()
     second_session = await host.session()

@@ -113,6 +113,28 @@ async def _open_view(session: LoopBoundSession) -> dict[str, Any]:
   return dict(result.structured_content)
 
 
+async def _slow_call_started(
+    session: LoopBoundSession, tag: str
+) -> asyncio.Task[Any]:
+  """Starts a 60 s `slow_operation`; returns once the server reports it."""
+  started = asyncio.Event()
+
+  async def on_progress(progress: float, total: Any, message: Any) -> None:
+    if message == "started":
+      started.set()
+
+  slow = asyncio.create_task(
+      session.call_tool(
+          names.SLOW_OPERATION,
+          {"ms": 60_000, "tag": tag},
+          progress_callback=on_progress,
+      )
+  )
+  async with asyncio.timeout(WAIT):
+    await started.wait()
+  return slow
+
+
 async def _followup(session: LoopBoundSession, nonce: str) -> dict[str, Any]:
   result = await session.call_tool(names.APP_FOLLOWUP, {"nonce": nonce})
   answer = dict(result.structured_content)
@@ -263,21 +285,7 @@ async def test_app_call_from_a_third_loop_while_another_is_in_flight(
   async with _session(registry, mcp_apps) as session:
     await session.initialize()
     opened = await _open_view(session)
-    started = asyncio.Event()
-
-    async def on_progress(progress: float, total: Any, message: Any) -> None:
-      if message == "started":
-        started.set()
-
-    slow = asyncio.create_task(
-        session.call_tool(
-            names.SLOW_OPERATION,
-            {"ms": 60_000, "tag": "in-flight"},
-            progress_callback=on_progress,
-        )
-    )
-    async with asyncio.timeout(WAIT):
-      await started.wait()
+    slow = await _slow_call_started(session, "in-flight")
 
     async def host_server_call() -> dict[str, Any]:
       return await _followup(session, opened["nonce"])
@@ -448,21 +456,7 @@ async def test_close_cancels_in_flight_work_joins_thread_and_reaps_server(
   await session.open()
   await session.initialize()
   assert len(mcp_apps.child_pids() - before) == 1
-  started = asyncio.Event()
-
-  async def on_progress(progress: float, total: Any, message: Any) -> None:
-    if message == "started":
-      started.set()
-
-  slow = asyncio.create_task(
-      session.call_tool(
-          names.SLOW_OPERATION,
-          {"ms": 60_000, "tag": "shutdown"},
-          progress_callback=on_progress,
-      )
-  )
-  async with asyncio.timeout(WAIT):
-    await started.wait()
+  slow = await _slow_call_started(session, "shutdown")
 
   close_timeout = 10.0
   begun = time.monotonic()

@@ -56,6 +56,7 @@ from typing import Any
 from typing import Optional
 import uuid
 
+from binding_support import app_followup
 from binding_support import http_spec
 from binding_support import run_turn
 from binding_support import stdio_spec
@@ -69,7 +70,6 @@ from google.adk.mcp_apps.affinity.generations import ConnectionEra
 from google.adk.mcp_apps.affinity.generations import ConnectionGeneration
 from google.adk.mcp_apps.affinity.generations import ConnectionGenerationState
 from google.adk.mcp_apps.affinity.generations import GenerationHold
-from google.adk.mcp_apps.affinity.routing import call_app_tool
 from google.adk.mcp_apps.binding.registry import McpAppBindingRegistry
 from google.adk.mcp_apps.binding.spec import McpToolsetSpec
 from google.adk.mcp_apps.contracts.local_dev import LocalDevKeyProvider
@@ -196,17 +196,7 @@ class Host:
 
   async def followup(self, view: View, nonce: str) -> dict[str, Any]:
     """The View's app-only `app_followup(nonce)`; returns the server's data."""
-    result = await call_app_tool(
-        view.hold,
-        names.APP_FOLLOWUP,
-        {"nonce": nonce},
-        view_server_id=self.server_id,
-        target_server_id=self.server_id,
-    )
-    data = result.structured_content
-    assert isinstance(data, dict), result
-    assert bool(result.is_error) == (data["verdict"] != "ok"), result
-    return data
+    return await app_followup(view.hold, nonce, self.server_id)
 
   async def assert_isolated(self, views: list[View]) -> list[dict[str, Any]]:
     """Each View's follow-up sees its own nonce and none of the others'.
