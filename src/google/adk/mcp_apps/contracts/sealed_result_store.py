@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import hashlib
 from typing import AbstractSet
 from typing import Awaitable
 from typing import Callable
@@ -104,6 +105,24 @@ class SealedEnvelope:
         f'SealedEnvelope(<{len(self.sealed_result)} bytes>,'
         f' refresh_record=<{refresh}>)'
     )
+
+
+_DIGEST_DOMAIN = b'adk-mcp-apps/sealed-envelope/v1\x00'
+
+
+def envelope_digest(envelope: SealedEnvelope) -> bytes:
+  """A content digest a store keeps with a record and verifies at resolve.
+
+  SHA-256 over both parts, domain-separated and length-framed so no byte
+  can shift from one part to the other.
+  """
+  digest = hashlib.sha256(_DIGEST_DOMAIN)
+  for part in (envelope.sealed_result, envelope.refresh_record):
+    if part is None:
+      digest.update(b'\x00')
+    else:
+      digest.update(b'\x01' + len(part).to_bytes(8, 'big') + part)
+  return digest.digest()
 
 
 class SealedResultReason(enum.Enum):
