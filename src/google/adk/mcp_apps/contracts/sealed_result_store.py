@@ -337,9 +337,14 @@ class ReferenceTrackingSealedResultStore(SealedResultStore, Protocol):
     ...
 
 
-def _read_label(store: object, attribute: str) -> tuple[Optional[str], str]:
+def read_label(provider: object, attribute: str) -> tuple[Optional[str], str]:
+  """A provider's non-empty str attribute (e.g. `namespace`), read safely.
+
+  Returns:
+    The value and an empty string, or None and why it is unusable.
+  """
   try:
-    value = getattr(store, attribute)
+    value = getattr(provider, attribute)
   except Exception as e:  # pylint: disable=broad-exception-caught
     return None, f'{attribute} raised {type(e).__name__}'
   if not isinstance(value, str) or not value.strip():
@@ -388,11 +393,11 @@ def validate_sealed_store(
       ('namespace', expected_namespace),
       ('revision', expected_revision),
   ):
-    first, why = _read_label(store, attribute)
+    first, why = read_label(store, attribute)
     if first is None:
       problems.append(why)
       continue
-    again, _ = _read_label(store, attribute)
+    again, _ = read_label(store, attribute)
     if again != first:
       problems.append(f'{attribute} is not stable')
     elif first != expected:
