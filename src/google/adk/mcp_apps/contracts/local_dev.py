@@ -51,6 +51,7 @@ from .principal_resolver import PrincipalUnresolvedError
 from .replay_classification import ReplayClass
 from .replay_classification import ToolIdentity
 from .scope import SessionKey
+from .sealed_result_store import envelope_digest
 from .sealed_result_store import IsReferenced
 from .sealed_result_store import SealedEnvelope
 from .sealed_result_store import SealedRecordScope
@@ -170,16 +171,6 @@ class _SealedRow:
   expires_at: float
 
 
-def _envelope_digest(envelope: SealedEnvelope) -> bytes:
-  h = hashlib.sha256()
-  for part in (envelope.sealed_result, envelope.refresh_record):
-    if part is None:
-      h.update(b'\x00')
-    else:
-      h.update(b'\x01' + len(part).to_bytes(8, 'big') + part)
-  return h.digest()
-
-
 class LocalDevSealedResultStore(_DevStore):
   """DEV ONLY: an in-memory `SealedResultStore`; lost on restart."""
 
@@ -201,7 +192,7 @@ class LocalDevSealedResultStore(_DevStore):
       envelope: SealedEnvelope,
       expires_at: float,
   ) -> SealedResultRef:
-    digest = _envelope_digest(envelope)
+    digest = envelope_digest(envelope)
     with self._lock:
       existing = self._by_instance.get(operation_instance_id)
       if existing is not None:
@@ -228,7 +219,7 @@ class LocalDevSealedResultStore(_DevStore):
       raise SealedResultStoreError(
           SealedResultReason.NOT_FOUND, 'no sealed record in this scope'
       )
-    if not hmac.compare_digest(row.digest, _envelope_digest(row.envelope)):
+    if not hmac.compare_digest(row.digest, envelope_digest(row.envelope)):
       raise SealedResultStoreError(
           SealedResultReason.CORRUPT, 'sealed record failed its digest'
       )

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import hashlib
 from typing import AbstractSet
 from typing import Awaitable
 from typing import Callable
@@ -104,6 +105,24 @@ class SealedEnvelope:
         f'SealedEnvelope(<{len(self.sealed_result)} bytes>,'
         f' refresh_record=<{refresh}>)'
     )
+
+
+_DIGEST_DOMAIN = b'adk-mcp-apps/sealed-envelope/v1\x00'
+
+
+def envelope_digest(envelope: SealedEnvelope) -> bytes:
+  """A content digest a store keeps with a record and verifies at resolve.
+
+  SHA-256 over both parts, domain-separated and length-framed so no byte
+  can shift from one part to the other.
+  """
+  digest = hashlib.sha256(_DIGEST_DOMAIN)
+  for part in (envelope.sealed_result, envelope.refresh_record):
+    if part is None:
+      digest.update(b'\x00')
+    else:
+      digest.update(b'\x01' + len(part).to_bytes(8, 'big') + part)
+  return digest.digest()
 
 
 class SealedResultReason(enum.Enum):
@@ -318,9 +337,14 @@ class ReferenceTrackingSealedResultStore(SealedResultStore, Protocol):
     ...
 
 
-def _read_label(store: object, attribute: str) -> tuple[Optional[str], str]:
+def read_label(provider: object, attribute: str) -> tuple[Optional[str], str]:
+  """A provider's non-empty str attribute (e.g. `namespace`), read safely.
+
+  Returns:
+    The value and an empty string, or None and why it is unusable.
+  """
   try:
-    value = getattr(store, attribute)
+    value = getattr(provider, attribute)
   except Exception as e:  # pylint: disable=broad-exception-caught
     return None, f'{attribute} raised {type(e).__name__}'
   if not isinstance(value, str) or not value.strip():
@@ -369,11 +393,11 @@ def validate_sealed_store(
       ('namespace', expected_namespace),
       ('revision', expected_revision),
   ):
-    first, why = _read_label(store, attribute)
+    first, why = read_label(store, attribute)
     if first is None:
       problems.append(why)
       continue
-    again, _ = _read_label(store, attribute)
+    again, _ = read_label(store, attribute)
     if again != first:
       problems.append(f'{attribute} is not stable')
     elif first != expected:

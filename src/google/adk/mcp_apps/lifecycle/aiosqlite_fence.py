@@ -22,6 +22,7 @@ Usage:
 
 from __future__ import annotations
 
+from typing import Any
 from typing import Optional
 from typing import TYPE_CHECKING
 
@@ -53,6 +54,25 @@ CREATE TABLE IF NOT EXISTS {FENCE_TABLE} (
 );
 """
 _SQLITE_KEY = 'app_name=? AND user_id=? AND session_id=?'
+
+
+async def _write_one(
+    db: aiosqlite.Connection, sql: str, params: tuple[Any, ...]
+) -> bool:
+  """Runs one write in its own immediate transaction.
+
+  Returns:
+    Whether it changed exactly one row.
+  """
+  await db.execute('BEGIN IMMEDIATE')
+  try:
+    cursor = await db.execute(sql, params)
+    changed = cursor.rowcount == 1
+    await db.commit()
+  except BaseException:
+    await db.rollback()
+    raise
+  return changed
 
 
 class AiosqliteSessionFence(SqlSessionFence[aiosqlite.Connection]):
@@ -111,56 +131,42 @@ class AiosqliteSessionFence(SqlSessionFence[aiosqlite.Connection]):
       state: str,
       below: int,
   ) -> bool:
-    await db.execute('BEGIN IMMEDIATE')
-    try:
-      cursor = await db.execute(
-          f'INSERT INTO {FENCE_TABLE} (app_name, user_id, session_id, state,'
-          ' incarnation, operation_id, import_digest, import_count,'
-          ' updated_at) VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, ?) ON'
-          ' CONFLICT(app_name, user_id, session_id) DO UPDATE SET'
-          ' state=excluded.state, incarnation=excluded.incarnation,'
-          ' operation_id=excluded.operation_id, import_digest=NULL,'
-          ' import_count=NULL, updated_at=excluded.updated_at WHERE'
-          f' {FENCE_TABLE}.incarnation < ?',
-          (
-              *self._params(session),
-              state,
-              token.incarnation,
-              token.operation_id,
-              now(),
-              below,
-          ),
-      )
-      changed = cursor.rowcount == 1
-      await db.commit()
-    except BaseException:
-      await db.rollback()
-      raise
-    return changed
+    return await _write_one(
+        db,
+        f'INSERT INTO {FENCE_TABLE} (app_name, user_id, session_id, state,'
+        ' incarnation, operation_id, import_digest, import_count,'
+        ' updated_at) VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, ?) ON'
+        ' CONFLICT(app_name, user_id, session_id) DO UPDATE SET'
+        ' state=excluded.state, incarnation=excluded.incarnation,'
+        ' operation_id=excluded.operation_id, import_digest=NULL,'
+        ' import_count=NULL, updated_at=excluded.updated_at WHERE'
+        f' {FENCE_TABLE}.incarnation < ?',
+        (
+            *self._params(session),
+            state,
+            token.incarnation,
+            token.operation_id,
+            now(),
+            below,
+        ),
+    )
 
   async def _retire_armed(self, session: SessionKey, token: FenceToken) -> bool:
     async with self._service.connect() as db:
       await self._connect_ready(db)
-      await db.execute('BEGIN IMMEDIATE')
-      try:
-        cursor = await db.execute(
-            f'UPDATE {FENCE_TABLE} SET state=?, updated_at=? WHERE'
-            f' {_SQLITE_KEY} AND incarnation=? AND operation_id=? AND state=?',
-            (
-                FenceState.RETIRED,
-                now(),
-                *self._params(session),
-                token.incarnation,
-                token.operation_id,
-                FenceState.ARMED,
-            ),
-        )
-        retired = cursor.rowcount == 1
-        await db.commit()
-      except BaseException:
-        await db.rollback()
-        raise
-    return retired
+      return await _write_one(
+          db,
+          f'UPDATE {FENCE_TABLE} SET state=?, updated_at=? WHERE'
+          f' {_SQLITE_KEY} AND incarnation=? AND operation_id=? AND state=?',
+          (
+              FenceState.RETIRED,
+              now(),
+              *self._params(session),
+              token.incarnation,
+              token.operation_id,
+              FenceState.ARMED,
+          ),
+      )
 
   async def _begin_fenced(self, connection: aiosqlite.Connection) -> None:
     await self._connect_ready(connection)

@@ -28,6 +28,7 @@ Usage:
 from __future__ import annotations
 
 import enum
+from typing import ClassVar
 from typing import Optional
 
 from ..contracts.scope import SessionKey
@@ -43,17 +44,17 @@ class SessionLifecycleError(McpAppsError):
   """Base class of the lifecycle orchestration's errors."""
 
 
-class SessionNotAdmittedError(SessionLifecycleError):
-  """App work was refused because the Session is not `ACTIVE`.
-
-  `state` says why: `CREATING` (not yet durable), `DELETING` (admission and
-  re-creation wait), or `ABSENT`/`DELETED` (gone).
+class _RefusedInStateError(SessionLifecycleError):
+  """A request refused because of the state the Session key was found in.
 
   Attributes:
     session: The Session key.
     state: The state found.
     incarnation: The incarnation found.
   """
+
+  _refusal: ClassVar[str]
+  """What was refused, completing "Session <key> ..."."""
 
   def __init__(
       self, session: SessionKey, state: LifecycleState, incarnation: int
@@ -62,9 +63,19 @@ class SessionNotAdmittedError(SessionLifecycleError):
     self.state = state
     self.incarnation = incarnation
     super().__init__(
-        f'Session {_describe(session)} admits no app work while'
+        f'Session {_describe(session)} {self._refusal} while'
         f' {state.value}({incarnation})'
     )
+
+
+class SessionNotAdmittedError(_RefusedInStateError):
+  """App work was refused because the Session is not `ACTIVE`.
+
+  `state` says why: `CREATING` (not yet durable), `DELETING` (admission and
+  re-creation wait), or `ABSENT`/`DELETED` (gone).
+  """
+
+  _refusal = 'admits no app work'
 
 
 class StaleIncarnationError(SessionLifecycleError):
@@ -102,19 +113,10 @@ class StaleIncarnationError(SessionLifecycleError):
     )
 
 
-class SessionExistsError(SessionLifecycleError):
+class SessionExistsError(_RefusedInStateError):
   """Creation refused: the Session key is already `ACTIVE` or `CREATING`."""
 
-  def __init__(
-      self, session: SessionKey, state: LifecycleState, incarnation: int
-  ) -> None:
-    self.session = session
-    self.state = state
-    self.incarnation = incarnation
-    super().__init__(
-        f'Session {_describe(session)} cannot be created while'
-        f' {state.value}({incarnation})'
-    )
+  _refusal = 'cannot be created'
 
 
 class FenceRefusal(enum.Enum):

@@ -153,8 +153,22 @@ def _check_token(session: SessionKey, token: FenceToken) -> None:
     )
 
 
-def _found(row: Optional[FenceRow]) -> Optional[str]:
-  return None if row is None else f'{row.state}({row.incarnation})'
+def _refused(
+    reason: FenceRefusal,
+    session: SessionKey,
+    token: FenceToken,
+    row: Optional[FenceRow],
+    detail: str,
+) -> CreationFenceError:
+  """The refusal of `token`'s operation, naming the fence row found."""
+  return CreationFenceError(
+      reason,
+      session,
+      incarnation=token.incarnation,
+      operation_id=token.operation_id,
+      found=None if row is None else f'{row.state}({row.incarnation})',
+      detail=detail,
+  )
 
 
 def _arm_refusal(
@@ -168,13 +182,12 @@ def _arm_refusal(
       and row.state in (FenceState.ARMED, FenceState.COMMITTED)
   ):
     return None
-  return CreationFenceError(
+  return _refused(
       FenceRefusal.RETIRED,
       session,
-      incarnation=token.incarnation,
-      operation_id=token.operation_id,
-      found=_found(row),
-      detail='the fence has moved past this creator',
+      token,
+      row,
+      'the fence has moved past this creator',
   )
 
 
@@ -196,21 +209,19 @@ def _retire_outcome(
       and row.operation_id == token.operation_id
       and row.state == FenceState.COMMITTED
   ):
-    raise CreationFenceError(
+    raise _refused(
         FenceRefusal.ALREADY_COMMITTED,
         session,
-        incarnation=token.incarnation,
-        operation_id=token.operation_id,
-        found=_found(row),
-        detail='the creator committed; verify its receipt instead',
+        token,
+        row,
+        'the creator committed; verify its receipt instead',
     )
-  raise CreationFenceError(
+  raise _refused(
       FenceRefusal.OTHER_OPERATION,
       session,
-      incarnation=token.incarnation,
-      operation_id=token.operation_id,
-      found=_found(row),
-      detail='the fence belongs to another operation',
+      token,
+      row,
+      'the fence belongs to another operation',
   )
 
 
@@ -343,13 +354,12 @@ class SqlSessionFence(abc.ABC, Generic[ConnectionT]):
       ):
         await self._rollback(connection)
         row = await self.read(session)
-        raise CreationFenceError(
+        raise _refused(
             FenceRefusal.RETIRED,
             session,
-            incarnation=token.incarnation,
-            operation_id=token.operation_id,
-            found=_found(row),
-            detail='the creation fence is not armed for this creator',
+            token,
+            row,
+            'the creation fence is not armed for this creator',
         )
 
     async def before_commit(connection: ConnectionT) -> None:

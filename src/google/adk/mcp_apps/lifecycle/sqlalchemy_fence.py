@@ -90,6 +90,16 @@ class SqlAlchemySessionFence(SqlSessionFence['AsyncSession']):
         table.c.session_id == session.session_id,
     ]
 
+  def _armed(self, session: SessionKey, token: FenceToken) -> list[Any]:
+    """Matches the fence row while it is armed for `token`."""
+    table = self._table
+    return [
+        *self._key(session),
+        table.c.incarnation == token.incarnation,
+        table.c.operation_id == token.operation_id,
+        table.c.state == FenceState.ARMED,
+    ]
+
   @staticmethod
   def _row(row: Any) -> Optional[FenceRow]:
     if row is None:
@@ -194,12 +204,7 @@ class SqlAlchemySessionFence(SqlSessionFence['AsyncSession']):
     async with self._service.db_engine.begin() as conn:
       result = await conn.execute(
           update(self._table)
-          .where(
-              *self._key(session),
-              self._table.c.incarnation == token.incarnation,
-              self._table.c.operation_id == token.operation_id,
-              self._table.c.state == FenceState.ARMED,
-          )
+          .where(*self._armed(session, token))
           .values(state=FenceState.RETIRED, updated_at=now())
       )
     return bool(result.rowcount == 1)
@@ -220,12 +225,7 @@ class SqlAlchemySessionFence(SqlSessionFence['AsyncSession']):
 
     result = await connection.execute(
         update(self._table)
-        .where(
-            *self._key(session),
-            self._table.c.incarnation == token.incarnation,
-            self._table.c.operation_id == token.operation_id,
-            self._table.c.state == FenceState.ARMED,
-        )
+        .where(*self._armed(session, token))
         .values(
             state=FenceState.COMMITTED,
             import_digest=digest,

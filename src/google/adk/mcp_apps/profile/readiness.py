@@ -36,7 +36,6 @@ import enum
 import importlib.metadata
 from typing import Any
 from typing import cast
-from typing import Optional
 
 from ..contracts.export_audit_store import ExportAuditStore
 from ..contracts.key_provider import BindingKeyUnavailableError
@@ -44,6 +43,7 @@ from ..contracts.key_provider import BindingRevisionKeyProvider
 from ..contracts.principal_resolver import PrincipalResolver
 from ..contracts.renderer import RendererRegistration
 from ..contracts.replay_classification import ReplayClassificationAuthority
+from ..contracts.sealed_result_store import read_label
 from ..contracts.sealed_result_store import SealedResultStore
 from ..contracts.session_authorizer import SessionAuthorizer
 from ..contracts.session_lifecycle_store import SessionLifecycleStore
@@ -215,16 +215,6 @@ def _conforms(prerequisite: Prerequisite, provider: object) -> bool:
     return False  # A member raised while being looked up.
 
 
-def _label(provider: object, attribute: str) -> tuple[Optional[str], str]:
-  try:
-    value = getattr(provider, attribute)
-  except Exception as e:  # pylint: disable=broad-exception-caught
-    return None, f'{attribute} raised {type(e).__name__}'
-  if not isinstance(value, str) or not value.strip():
-    return None, f'{attribute} is empty or not a str'
-  return value, ''
-
-
 def persistence_compatibility_reasons(
     profile: McpAppsHostProfile,
 ) -> list[ReadinessReason]:
@@ -246,7 +236,7 @@ def persistence_compatibility_reasons(
     store = getattr(profile, prerequisite.value)
     if store is None or not _conforms(prerequisite, store):
       continue
-    namespace, why = _label(store, 'namespace')
+    namespace, why = read_label(store, 'namespace')
     if namespace is None:
       reasons.append(
           ReadinessReason(prerequisite, Problem.MISSING_NAMESPACE, why)
@@ -262,12 +252,12 @@ def persistence_compatibility_reasons(
       )
     else:
       namespaces[namespace] = prerequisite
-    if _label(store, 'revision')[0] is None:
+    if read_label(store, 'revision')[0] is None:
       reasons.append(
           ReadinessReason(
               prerequisite,
               Problem.MISSING_REVISION,
-              _label(store, 'revision')[1],
+              read_label(store, 'revision')[1],
           )
       )
   authority = profile.replay_classification
@@ -278,7 +268,7 @@ def persistence_compatibility_reasons(
         ('source', Problem.MISSING_NAMESPACE),
         ('revision', Problem.MISSING_REVISION),
     ):
-      value, why = _label(authority, attribute)
+      value, why = read_label(authority, attribute)
       if value is None:
         reasons.append(
             ReadinessReason(Prerequisite.REPLAY_CLASSIFICATION, problem, why)
@@ -300,7 +290,7 @@ def _provider_reasons(
     ]
   if prerequisite is Prerequisite.RENDERER:
     provider = cast(RendererRegistration, provider)
-    if _label(provider, 'renderer_id')[0] is None:
+    if read_label(provider, 'renderer_id')[0] is None:
       return [
           ReadinessReason(
               prerequisite, Problem.NOT_CONFORMING, 'renderer_id is empty'

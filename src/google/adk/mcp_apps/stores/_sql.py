@@ -24,8 +24,11 @@ race-safe idempotent schema creation for several workers starting at once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from collections.abc import Mapping
 import datetime
 from typing import Any
+from typing import ClassVar
 from typing import Optional
 from typing import Union
 import zlib
@@ -46,6 +49,13 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.ext.asyncio import create_async_engine
 
 _SCHEMA_ATTEMPTS = 3
+Clock = Callable[[], datetime.datetime]
+"""Returns the current timezone-aware time."""
+
+
+def utc_now() -> datetime.datetime:
+  """The default `Clock`: the current time in UTC."""
+  return datetime.datetime.now(datetime.timezone.utc)
 
 
 class UtcDateTime(types.TypeDecorator[datetime.datetime]):
@@ -235,3 +245,107 @@ async def claim_database(
   if claim[1] != revision:
     problems.append(f'database holds revision {claim[1]!r}, not {revision!r}')
   return tuple(problems)
+
+
+class SqlStoreBase:
+  """What every durable store shares: its engine and its clock.
+
+  Attributes:
+    engine: The async engine.
+  """
+
+  def __init__(
+      self,
+      url: Union[str, AsyncEngine],
+      *,
+      clock: Optional[Clock] = None,
+      engine_kwargs: Optional[Mapping[str, Any]] = None,
+  ) -> None:
+    self._owns_engine = not isinstance(url, AsyncEngine)
+    self.engine = make_engine(url, **dict(engine_kwargs or {}))
+    self._clock: Clock = clock or utc_now
+
+  async def aclose(self) -> None:
+    """Disposes the engine if the store created it."""
+    if self._owns_engine:
+      await self.engine.dispose()
+
+  def _now(self) -> datetime.datetime:
+    now = self._clock()
+    if now.tzinfo is None or now.utcoffset() is None:
+      raise ValueError('the clock must return timezone-aware datetimes')
+    return now
+
+
+class ClaimedSqlStore(SqlStoreBase):
+  """A store that claims its database for one namespace and revision.
+
+  A subclass names its schema (`_schema`, `_claim`, `_lock_name`) and its
+  `revision`, and raises its own incompatibility error from `open()` when
+  `_create_and_claim()` returns problems.
+  """
+
+  revision: ClassVar[str]
+  default_namespace: ClassVar[str]
+  _schema: ClassVar[MetaData]
+  _claim: ClassVar[Table]
+  _lock_name: ClassVar[str]
+
+  def __init__(
+      self,
+      url: Union[str, AsyncEngine],
+      *,
+      namespace: Optional[str] = None,
+      clock: Optional[Clock] = None,
+      engine_kwargs: Optional[Mapping[str, Any]] = None,
+  ) -> None:
+    """Constructs the store; `open()` (or the first operation) opens it.
+
+    Args:
+      url: A SQLAlchemy async URL (`sqlite+aiosqlite:///<file>` or
+        `postgresql+asyncpg://...`), or an engine, which the caller keeps
+        owning (`aclose` does not dispose it).
+      namespace: The stable name of the record space; the database is
+        claimed for it at first open and refused to any other. Defaults to
+        the store's `default_namespace`.
+      clock: Returns the current timezone-aware time, for the timestamps
+        the store records.
+      engine_kwargs: Passed to `create_async_engine` for a URL.
+
+    Raises:
+      ValueError: For an in-memory SQLite URL or an empty namespace.
+    """
+    if namespace is None:
+      namespace = self.default_namespace
+    if not isinstance(namespace, str) or not namespace.strip():
+      raise ValueError('namespace must be a non-empty str')
+    if len(namespace) > 255:
+      raise ValueError('namespace must be at most 255 characters')
+    self._namespace = namespace
+    super().__init__(url, clock=clock, engine_kwargs=engine_kwargs)
+    self._opened = False
+
+  @property
+  def namespace(self) -> str:
+    """The configured namespace, claimed in the database at `open()`."""
+    return self._namespace
+
+  async def _create_and_claim(self) -> tuple[str, ...]:
+    """Creates the schema if missing and claims or checks the database.
+
+    Returns:
+      Why the database is incompatible; empty if the claim is this store's.
+    """
+    await ensure_schema(self.engine, self._schema, self._lock_name)
+    return await claim_database(
+        self.engine,
+        self._claim,
+        namespace=self._namespace,
+        revision=self.revision,
+        now=self._now(),
+    )
+
+  async def aclose(self) -> None:
+    """Disposes the engine if the store created it."""
+    self._opened = False
+    await super().aclose()

@@ -58,8 +58,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from ..contracts.key_provider import BindingKey
 from ..contracts.key_provider import BindingKeyUnavailableError
 from ..contracts.key_provider import MIN_KEY_BYTES
+from ._sql import Clock
 from ._sql import ensure_schema
-from ._sql import make_engine
+from ._sql import SqlStoreBase
 from ._sql import UtcDateTime
 
 logger = logging.getLogger('google_adk.' + __name__)
@@ -68,7 +69,6 @@ TABLE_NAME = 'adk_mcp_apps_binding_keys'
 """The provider's table: a stable namespace no other store uses."""
 
 _WRITE_ATTEMPTS = 3
-Clock = Callable[[], datetime.datetime]
 
 
 class KeyState(str, enum.Enum):
@@ -130,15 +130,11 @@ _one_active = Index(
 )
 
 
-def _utc_now() -> datetime.datetime:
-  return datetime.datetime.now(datetime.timezone.utc)
-
-
 def _new_key_id(now: datetime.datetime) -> str:
   return f'bk-{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(6)}'
 
 
-class SqlBindingKeyProvider:
+class SqlBindingKeyProvider(SqlStoreBase):
   """A durable, shared `BindingRevisionKeyProvider`; see the module docstring.
 
   Typical use::
@@ -189,9 +185,7 @@ class SqlBindingKeyProvider:
       raise ValueError(f'secret_bytes must be at least {MIN_KEY_BYTES}')
     if max_staleness is not None and max_staleness <= datetime.timedelta(0):
       raise ValueError('max_staleness must be positive')
-    self._owns_engine = not isinstance(url, AsyncEngine)
-    self.engine = make_engine(url, **dict(engine_kwargs or {}))
-    self._clock: Clock = clock or _utc_now
+    super().__init__(url, clock=clock, engine_kwargs=engine_kwargs)
     self._create_if_missing = create_if_missing
     self._max_staleness = max_staleness
     self._secret_bytes = secret_bytes
@@ -402,11 +396,6 @@ class SqlBindingKeyProvider:
     if known is None:
       raise BindingKeyUnavailableError(key_id, 'unknown to the key store')
 
-  async def aclose(self) -> None:
-    """Disposes the engine if the provider created it."""
-    if self._owns_engine:
-      await self.engine.dispose()
-
   async def __aenter__(self) -> SqlBindingKeyProvider:
     await self.load()
     return self
@@ -415,12 +404,6 @@ class SqlBindingKeyProvider:
     await self.aclose()
 
   # -- internals ---------------------------------------------------------------
-
-  def _now(self) -> datetime.datetime:
-    now = self._clock()
-    if now.tzinfo is None or now.utcoffset() is None:
-      raise ValueError('the clock must return timezone-aware datetimes')
-    return now
 
   def _current(self, key_id: Optional[str]) -> _Snapshot:
     snapshot = self._snapshot

@@ -30,10 +30,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 from collections.abc import Callable
-from collections.abc import Mapping
 import datetime
 import enum
-import hashlib
 import hmac
 import logging
 import math
@@ -41,7 +39,6 @@ import secrets
 from typing import Any
 from typing import ClassVar
 from typing import Optional
-from typing import Union
 
 from sqlalchemy import BigInteger
 from sqlalchemy import Column
@@ -55,10 +52,10 @@ from sqlalchemy import select
 from sqlalchemy import String
 from sqlalchemy import Table
 from sqlalchemy import update
-from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql.elements import ColumnElement
 
 from ..contracts.scope import SessionKey
+from ..contracts.sealed_result_store import envelope_digest
 from ..contracts.sealed_result_store import IsActiveOperation
 from ..contracts.sealed_result_store import IsReferenced
 from ..contracts.sealed_result_store import SealedEnvelope
@@ -68,10 +65,8 @@ from ..contracts.sealed_result_store import SealedResultRef
 from ..contracts.sealed_result_store import SealedResultStoreError
 from ..contracts.sealed_result_store import SealedResultStoreIncompatibleError
 from ..contracts.sealed_result_store import SealedStoreCapability
-from ._sql import claim_database
 from ._sql import claim_table
-from ._sql import ensure_schema
-from ._sql import make_engine
+from ._sql import ClaimedSqlStore
 from ._sql import UtcDateTime
 
 logger = logging.getLogger('google_adk.' + __name__)
@@ -90,8 +85,6 @@ RECORD_ID_BYTES = 32
 """Random bytes per record id (256 bits; at least 128 are required)."""
 
 _CREATE_ATTEMPTS = 3
-_DIGEST_DOMAIN = b'adk-mcp-apps/sealed-envelope/v1\x00'
-Clock = Callable[[], datetime.datetime]
 
 
 class SealedRecordState(str, enum.Enum):
@@ -134,19 +127,8 @@ Index(f'ix_{TABLE_NAME}_gc', _records.c.state, _records.c.expires_at)
 _meta = claim_table(META_TABLE_NAME, _metadata)
 
 
-def _utc_now() -> datetime.datetime:
-  return datetime.datetime.now(datetime.timezone.utc)
-
-
-def _envelope_digest(envelope: SealedEnvelope) -> bytes:
-  """SHA-256 over both parts, length-framed so no byte can shift parts."""
-  digest = hashlib.sha256(_DIGEST_DOMAIN)
-  for part in (envelope.sealed_result, envelope.refresh_record):
-    if part is None:
-      digest.update(b'\x00')
-    else:
-      digest.update(b'\x01' + len(part).to_bytes(8, 'big') + part)
-  return digest.digest()
+_envelope_digest = envelope_digest
+"""The digest stored with each record (its format is part of the revision)."""
 
 
 def _timestamp(seconds: float, name: str) -> datetime.datetime:
@@ -167,6 +149,18 @@ def _scope_clause(scope: SealedRecordScope) -> list[ColumnElement[bool]]:
       _records.c.event_id == scope.event_id,
       _records.c.function_call_id == scope.function_call_id,
   ]
+
+
+def _record_clause(
+    scope: SealedRecordScope, ref: SealedResultRef
+) -> list[ColumnElement[bool]]:
+  return [_records.c.record_id == ref.record_id, *_scope_clause(scope)]
+
+
+def _not_found() -> SealedResultStoreError:
+  return SealedResultStoreError(
+      SealedResultReason.NOT_FOUND, 'no sealed record in this scope'
+  )
 
 
 def _row_scope(row: Any) -> SealedRecordScope:
@@ -191,7 +185,7 @@ def _check_scope(scope: SealedRecordScope) -> None:
       raise ValueError(f'scope.{name} must be a non-empty str')
 
 
-class SqlSealedResultStore:
+class SqlSealedResultStore(ClaimedSqlStore):
   """A durable, shared `ReferenceTrackingSealedResultStore`.
 
   See the module docstring for the state machine. Typical use::
@@ -211,46 +205,12 @@ class SqlSealedResultStore:
   """
 
   revision: ClassVar[str] = FORMAT_REVISION
-
-  def __init__(
-      self,
-      url: Union[str, AsyncEngine],
-      *,
-      namespace: str = DEFAULT_NAMESPACE,
-      clock: Optional[Clock] = None,
-      engine_kwargs: Optional[Mapping[str, Any]] = None,
-  ) -> None:
-    """Constructs the store; `open()` (or the first operation) opens it.
-
-    Args:
-      url: A SQLAlchemy async URL (`sqlite+aiosqlite:///<file>` or
-        `postgresql+asyncpg://...`), or an engine, which the caller keeps
-        owning (`aclose` does not dispose it).
-      namespace: The stable name of the record space; the database is
-        claimed for it at first open and refused to any other.
-      clock: Returns the current timezone-aware time, for the creation and
-        commit timestamps.
-      engine_kwargs: Passed to `create_async_engine` for a URL.
-
-    Raises:
-      ValueError: For an in-memory SQLite URL or an empty namespace.
-    """
-    if not isinstance(namespace, str) or not namespace.strip():
-      raise ValueError('namespace must be a non-empty str')
-    if len(namespace) > 255:
-      raise ValueError('namespace must be at most 255 characters')
-    self._namespace = namespace
-    self._owns_engine = not isinstance(url, AsyncEngine)
-    self.engine = make_engine(url, **dict(engine_kwargs or {}))
-    self._clock: Clock = clock or _utc_now
-    self._opened = False
-    self._before_insert: Optional[Callable[[], Awaitable[Any]]] = None
-    """Test seam: awaited between finding no record and inserting one."""
-
-  @property
-  def namespace(self) -> str:
-    """The configured namespace, claimed in the database at `open()`."""
-    return self._namespace
+  default_namespace: ClassVar[str] = DEFAULT_NAMESPACE
+  _schema = _metadata
+  _claim = _meta
+  _lock_name = TABLE_NAME
+  _before_insert: Optional[Callable[[], Awaitable[Any]]] = None
+  """Test seam: awaited between finding no record and inserting one."""
 
   @property
   def persistence_capabilities(self) -> frozenset[SealedStoreCapability]:
@@ -271,23 +231,10 @@ class SqlSealedResultStore:
     """
     if self._opened:
       return
-    await ensure_schema(self.engine, _metadata, TABLE_NAME)
-    problems = await claim_database(
-        self.engine,
-        _meta,
-        namespace=self._namespace,
-        revision=self.revision,
-        now=self._now(),
-    )
+    problems = await self._create_and_claim()
     if problems:
       raise SealedResultStoreIncompatibleError(problems)
     self._opened = True
-
-  async def aclose(self) -> None:
-    """Disposes the engine if the store created it."""
-    self._opened = False
-    if self._owns_engine:
-      await self.engine.dispose()
 
   async def __aenter__(self) -> SqlSealedResultStore:
     await self.open()
@@ -427,9 +374,7 @@ class SqlSealedResultStore:
     if ref.schema_version != SCHEMA_VERSION or not isinstance(
         ref.record_id, str
     ):
-      raise SealedResultStoreError(
-          SealedResultReason.NOT_FOUND, 'no sealed record in this scope'
-      )
+      raise _not_found()
     await self.open()
     async with self.engine.connect() as conn:
       row = (
@@ -438,15 +383,11 @@ class SqlSealedResultStore:
                   _records.c.sealed_result,
                   _records.c.refresh_record,
                   _records.c.digest,
-              ).where(
-                  _records.c.record_id == ref.record_id, *_scope_clause(scope)
-              )
+              ).where(*_record_clause(scope, ref))
           )
       ).first()
     if row is None:
-      raise SealedResultStoreError(
-          SealedResultReason.NOT_FOUND, 'no sealed record in this scope'
-      )
+      raise _not_found()
     envelope = SealedEnvelope(
         bytes(row.sealed_result),
         None if row.refresh_record is None else bytes(row.refresh_record),
@@ -469,9 +410,7 @@ class SqlSealedResultStore:
     """
     _check_scope(scope)
     if ref.schema_version != SCHEMA_VERSION:
-      raise SealedResultStoreError(
-          SealedResultReason.NOT_FOUND, 'no sealed record in this scope'
-      )
+      raise _not_found()
     await self.open()
     async with self.engine.begin() as conn:
       await conn.execute(
@@ -487,15 +426,11 @@ class SqlSealedResultStore:
       )
       found = (
           await conn.execute(
-              select(_records.c.record_id).where(
-                  _records.c.record_id == ref.record_id, *_scope_clause(scope)
-              )
+              select(_records.c.record_id).where(*_record_clause(scope, ref))
           )
       ).first()
     if found is None:
-      raise SealedResultStoreError(
-          SealedResultReason.NOT_FOUND, 'no sealed record in this scope'
-      )
+      raise _not_found()
 
   async def state(
       self, scope: SealedRecordScope, ref: SealedResultRef
@@ -511,15 +446,11 @@ class SqlSealedResultStore:
     async with self.engine.connect() as conn:
       row = (
           await conn.execute(
-              select(_records.c.state).where(
-                  _records.c.record_id == ref.record_id, *_scope_clause(scope)
-              )
+              select(_records.c.state).where(*_record_clause(scope, ref))
           )
       ).first()
     if row is None or ref.schema_version != SCHEMA_VERSION:
-      raise SealedResultStoreError(
-          SealedResultReason.NOT_FOUND, 'no sealed record in this scope'
-      )
+      raise _not_found()
     return SealedRecordState(row.state)
 
   async def collect_garbage(
@@ -613,11 +544,3 @@ class SqlSealedResultStore:
           )
       )
     return int(result.rowcount)
-
-  # -- internals ---------------------------------------------------------------
-
-  def _now(self) -> datetime.datetime:
-    now = self._clock()
-    if now.tzinfo is None or now.utcoffset() is None:
-      raise ValueError('the clock must return timezone-aware datetimes')
-    return now

@@ -30,14 +30,11 @@ Usage:
 from __future__ import annotations
 
 from collections.abc import Mapping
-import datetime
 import json
 import logging
 from typing import Any
-from typing import Callable
 from typing import ClassVar
 from typing import Optional
-from typing import Union
 
 from sqlalchemy import BigInteger
 from sqlalchemy import Boolean
@@ -51,7 +48,6 @@ from sqlalchemy import Table
 from sqlalchemy import Text
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncConnection
-from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql.elements import ColumnElement
 
 from ..contracts.scope import SessionKey
@@ -60,10 +56,8 @@ from ..contracts.session_lifecycle_store import LifecycleConflictError
 from ..contracts.session_lifecycle_store import LifecycleRecord
 from ..contracts.session_lifecycle_store import LifecycleState
 from ..errors import McpAppsError
-from ._sql import claim_database
 from ._sql import claim_table
-from ._sql import ensure_schema
-from ._sql import make_engine
+from ._sql import ClaimedSqlStore
 from ._sql import UtcDateTime
 
 logger = logging.getLogger('google_adk.' + __name__)
@@ -79,7 +73,6 @@ FORMAT_REVISION = 'sql-session-lifecycle-v1'
 
 _CASCADE_ATTEMPTS = 16
 _KEY_LENGTH = 255
-Clock = Callable[[], datetime.datetime]
 
 
 class SessionLifecycleStoreIncompatibleError(McpAppsError):
@@ -117,10 +110,6 @@ _records = Table(
     Column('updated_at', UtcDateTime, nullable=False),
 )
 _meta = claim_table(META_TABLE_NAME, _metadata)
-
-
-def _utc_now() -> datetime.datetime:
-  return datetime.datetime.now(datetime.timezone.utc)
 
 
 def _key_clause(session: SessionKey) -> list[ColumnElement[bool]]:
@@ -182,7 +171,7 @@ class _Row:
     self.__dict__.update(values)
 
 
-class SqlSessionLifecycleStore:
+class SqlSessionLifecycleStore(ClaimedSqlStore):
   """A durable, shared `SessionLifecycleStore`.
 
   See the module docstring for the tables and transitions. Typical use::
@@ -198,43 +187,10 @@ class SqlSessionLifecycleStore:
   """
 
   revision: ClassVar[str] = FORMAT_REVISION
-
-  def __init__(
-      self,
-      url: Union[str, AsyncEngine],
-      *,
-      namespace: str = DEFAULT_NAMESPACE,
-      clock: Optional[Clock] = None,
-      engine_kwargs: Optional[Mapping[str, Any]] = None,
-  ) -> None:
-    """Constructs the store; `open()` (or the first operation) opens it.
-
-    Args:
-      url: A SQLAlchemy async URL (`sqlite+aiosqlite:///<file>` or
-        `postgresql+asyncpg://...`), or an engine, which the caller keeps
-        owning (`aclose` does not dispose it).
-      namespace: The stable name of the record space; the database is
-        claimed for it at first open and refused to any other.
-      clock: Returns the current timezone-aware time, for `updated_at`.
-      engine_kwargs: Passed to `create_async_engine` for a URL.
-
-    Raises:
-      ValueError: For an in-memory SQLite URL or an empty namespace.
-    """
-    if not isinstance(namespace, str) or not namespace.strip():
-      raise ValueError('namespace must be a non-empty str')
-    if len(namespace) > 255:
-      raise ValueError('namespace must be at most 255 characters')
-    self._namespace = namespace
-    self._owns_engine = not isinstance(url, AsyncEngine)
-    self.engine = make_engine(url, **dict(engine_kwargs or {}))
-    self._clock: Clock = clock or _utc_now
-    self._opened = False
-
-  @property
-  def namespace(self) -> str:
-    """The configured namespace, claimed in the database at `open()`."""
-    return self._namespace
+  default_namespace: ClassVar[str] = DEFAULT_NAMESPACE
+  _schema = _metadata
+  _claim = _meta
+  _lock_name = TABLE_NAME
 
   # -- lifecycle ---------------------------------------------------------------
 
@@ -249,14 +205,7 @@ class SqlSessionLifecycleStore:
     """
     if self._opened:
       return
-    await ensure_schema(self.engine, _metadata, TABLE_NAME)
-    problems = await claim_database(
-        self.engine,
-        _meta,
-        namespace=self._namespace,
-        revision=self.revision,
-        now=self._now(),
-    )
+    problems = await self._create_and_claim()
     if problems:
       raise SessionLifecycleStoreIncompatibleError(problems)
     await self._use_wal()
@@ -278,12 +227,6 @@ class SqlSessionLifecycleStore:
         await conn.exec_driver_sql('PRAGMA journal_mode=WAL')
     except sa_exc.OperationalError:
       logger.info('Lifecycle store: SQLite WAL mode not enabled (busy)')
-
-  async def aclose(self) -> None:
-    """Disposes the engine if the store created it."""
-    self._opened = False
-    if self._owns_engine:
-      await self.engine.dispose()
 
   async def __aenter__(self) -> SqlSessionLifecycleStore:
     await self.open()
@@ -446,23 +389,16 @@ class SqlSessionLifecycleStore:
         if step in current.cascade_steps:
           return current
         steps = json.dumps(sorted(current.cascade_steps | {step}))
-        updated = (
-            await conn.execute(
-                update(_records)
-                .where(
-                    *_key_clause(session),
-                    _records.c.version == row.version,
-                    _records.c.state == LifecycleState.DELETING.value,
-                    _records.c.incarnation == incarnation,
-                )
-                .values(
-                    cascade_steps=steps,
-                    version=_records.c.version + 1,
-                    updated_at=self._now(),
-                )
-                .returning(*_records.c)
-            )
-        ).first()
+        updated = await self._update_returning(
+            conn,
+            [
+                *_key_clause(session),
+                _records.c.version == row.version,
+                _records.c.state == LifecycleState.DELETING.value,
+                _records.c.incarnation == incarnation,
+            ],
+            {'cascade_steps': steps},
+        )
         if updated is not None:
           return _record(session, updated)
     raise LifecycleConflictError(
@@ -568,26 +504,40 @@ class SqlSessionLifecycleStore:
     if operation_id is not None:
       conditions.append(_records.c.operation_id == operation_id)
     async with self.engine.begin() as conn:
-      # RETURNING gives the new row from the compare-and-set statement
-      # itself (SQLite >= 3.35, PostgreSQL); only a loser reads the row.
-      updated = (
-          await conn.execute(
-              update(_records)
-              .where(*conditions)
-              .values(
-                  **values,
-                  version=_records.c.version + 1,
-                  updated_at=self._now(),
-              )
-              .returning(*_records.c)
-          )
-      ).first()
+      updated = await self._update_returning(conn, conditions, values)
       if updated is not None:
         return _record(session, updated)
       current = await self._read(conn, session)
     raise LifecycleConflictError(
         current, f'{detail}; expected {state.value}({incarnation})'
     )
+
+  async def _update_returning(
+      self,
+      conn: AsyncConnection,
+      conditions: list[ColumnElement[bool]],
+      values: dict[str, Any],
+  ) -> Any:
+    """Updates the row matching `conditions`, bumping its version.
+
+    RETURNING gives the new row from the compare-and-set statement itself
+    (SQLite >= 3.35, PostgreSQL); only a loser reads the row.
+
+    Returns:
+      The updated row, or None if no row matched.
+    """
+    return (
+        await conn.execute(
+            update(_records)
+            .where(*conditions)
+            .values(
+                **values,
+                version=_records.c.version + 1,
+                updated_at=self._now(),
+            )
+            .returning(*_records.c)
+        )
+    ).first()
 
   @staticmethod
   async def _row(conn: AsyncConnection, session: SessionKey) -> Any:
@@ -599,9 +549,3 @@ class SqlSessionLifecycleStore:
       self, conn: AsyncConnection, session: SessionKey
   ) -> LifecycleRecord:
     return _record(session, await self._row(conn, session))
-
-  def _now(self) -> datetime.datetime:
-    now = self._clock()
-    if now.tzinfo is None or now.utcoffset() is None:
-      raise ValueError('the clock must return timezone-aware datetimes')
-    return now
