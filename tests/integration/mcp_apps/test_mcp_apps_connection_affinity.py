@@ -358,10 +358,7 @@ class Conversation:
         user_id=self.key.user_id,
         id=self.key.session_id,
     )
-    return pytypes.SimpleNamespace(
-        invocation_id="host",
-        _invocation_context=pytypes.SimpleNamespace(session=session),
-    )
+    return pytypes.SimpleNamespace(invocation_id="host", session=session)
 
 
 def _text(response: dict[str, Any]) -> str:

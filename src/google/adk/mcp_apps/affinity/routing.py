@@ -163,21 +163,14 @@ def session_key_of(context: Any) -> Optional[SessionKey]:
   return SessionKey(session.app_name, session.user_id, session.id)
 
 
-def _invocation_of(context: Any) -> Any:
-  # `ReadonlyContext` exposes no public accessor for the session service, and
-  # hosts pass contexts that carry only the invocation context, so all three
-  # lookups read it the same way.
-  return getattr(context, '_invocation_context', None)
-
-
 def invocation_session_of(context: Any) -> Optional[Any]:
   """The Session object of an ADK context's invocation, or None."""
-  return getattr(_invocation_of(context), 'session', None)
+  return getattr(context, 'session', None)
 
 
 def session_service_of(context: Any) -> Optional[Any]:
   """The Session service of an ADK context, or None outside an invocation."""
-  return getattr(_invocation_of(context), 'session_service', None)
+  return getattr(context, 'session_service', None)
 
 
 class AppSafeToolRouting:
@@ -613,7 +606,7 @@ class AppSafeMcpTool(AdmittedMcpTool):
                   invocation_id=tool_context.invocation_id,
                   function_call_id=call_id,
                   agent_path=tool_context.agent_name,
-                  branch=_invocation_of(tool_context).branch,
+                  branch=tool_context.branch,
               ),
               arguments=dict(args),
               admission_check=routing.check_admission,

@@ -38,6 +38,14 @@ from ..affinity.generations import ManagedConnection
 from .client_extensions import AppsClientBinding
 
 
+class _OneSessionManager(MCPSessionManager):
+  """The connection's manager; reports whether its pooled session died."""
+
+  def is_disconnected(self, session: Any) -> bool:
+    """Whether `session` is known to be disconnected (the pool's own probe)."""
+    return bool(self._is_session_disconnected(session))
+
+
 class AppSafeConnection(ManagedConnection):
   """One generation's connection: an app-safe, registry-loop-routed manager.
 
@@ -52,7 +60,7 @@ class AppSafeConnection(ManagedConnection):
       binding: AppsClientBinding,
       headers: Optional[dict[str, str]],
   ):
-    self._manager = MCPSessionManager(
+    self._manager = _OneSessionManager(
         connection_params=connection_params,
         errlog=errlog,
         _apps_client_binding=binding,
@@ -77,8 +85,7 @@ class AppSafeConnection(ManagedConnection):
     if self._session is None:
       return False
     session = loop_routing.unwrap(self._session)
-    # pylint: disable-next=protected-access
-    return bool(self._manager._is_session_disconnected(session))  # type: ignore[arg-type]
+    return self._manager.is_disconnected(session)
 
   async def close(self) -> None:
     await self._manager.close()  # type: ignore[no-untyped-call]

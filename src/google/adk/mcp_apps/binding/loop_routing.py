@@ -25,7 +25,8 @@ docs/design/binding.md.
 Example:
 
   if loop_routing.is_routed(binding):
-    session = await loop_routing.create_session(manager, headers)
+    pool = manager._routed_pool()
+    session = await loop_routing.create_session(pool, headers)
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ import dataclasses
 import logging
 import threading
 from typing import Any
-from typing import Protocol
 from typing import TYPE_CHECKING
 from typing import TypeVar
 import weakref
@@ -68,32 +68,37 @@ PROGRESS_DRAIN_TIMEOUT = DEFAULT_CALLBACK_TIMEOUT
 Headers = dict[str, str] | None
 
 
-class RoutedManager(Protocol):
-  """The parts of `MCPSessionManager` this module drives."""
+Guard = Callable[[Awaitable[Any]], Awaitable[Any]]
+"""Races an operation against its session's transport task."""
 
-  _apps_client_binding: AppsClientBinding | None
 
-  async def create_session(self, headers: Headers = None) -> Any:
-    ...
+@dataclasses.dataclass(frozen=True, eq=False)
+class RoutedPool:
+  """The pool operations of one manager that run on the registry loop.
 
-  def _get_session_context(self, headers: Headers = None) -> Any:
-    ...
+  Built by the manager itself (`MCPSessionManager._routed_pool`), so this
+  module drives its pool only through what the manager hands over.
 
-  def _session_key_for(self, headers: Headers = None) -> str:
-    ...
+  Attributes:
+    owner: The manager (identity only: routing state is kept per owner).
+    registry_loop: The loop the pool lives on.
+    create_session: The manager's `create_session`.
+    discard_session: The manager's discard of a dead session, `(headers, *,
+      session)`.
+    close: The manager's `close`.
+    guard: On the registry thread: for the session pooled for `headers`,
+      what races an operation against its transport task, or None.
+    carry_debug_list: Caller-side: registers the caller's HTTP debug buffer
+      for the session pooled for `headers`.
+  """
 
-  def _set_active_debug_list(
-      self, session_key: str, debug_list: list[dict[str, Any]]
-  ) -> None:
-    ...
-
-  def _discard_session(
-      self, headers: Headers = None, *, session: Any = None
-  ) -> None:
-    ...
-
-  async def close(self) -> None:
-    ...
+  owner: object
+  registry_loop: RegistryEventLoop
+  create_session: Callable[[Headers], Awaitable[Any]]
+  discard_session: Callable[..., None]
+  close: Callable[[], Awaitable[None]]
+  guard: Callable[[Headers], Guard | None]
+  carry_debug_list: Callable[[Headers], None]
 
 
 def registry_loop_of(
@@ -137,19 +142,17 @@ class _Router:
   remove_hook: Callable[[], None] | None = None
   prompt_tasks: set[asyncio.Task[None]] = dataclasses.field(default_factory=set)
 
-  def apply_pending(self, manager: RoutedManager) -> None:
+  def apply_pending(self, pool: RoutedPool) -> None:
     """On the registry thread: performs the queued discards."""
     with self.lock:
       pending, self.pending = self.pending, []
     for headers, session in pending:
-      manager._discard_session(  # pylint: disable=protected-access
-          headers, session=session
-      )
+      pool.discard_session(headers, session=session)
 
-  def ensure_shutdown_hook(self, manager: RoutedManager) -> None:
+  def ensure_shutdown_hook(self, pool: RoutedPool) -> None:
     """On the registry thread: closes the pool if the registry closes."""
     if self.remove_hook is None:
-      self.remove_hook = self.loop.add_shutdown_hook(manager.close)
+      self.remove_hook = self.loop.add_shutdown_hook(pool.close)
 
   def drop_shutdown_hook(self) -> None:
     """On the registry thread."""
@@ -162,35 +165,17 @@ _routers: weakref.WeakKeyDictionary[Any, _Router] = weakref.WeakKeyDictionary()
 _routers_lock = threading.Lock()
 
 
-def _router(manager: RoutedManager) -> _Router:
-  # pylint: disable-next=protected-access
-  loop = registry_loop_of(manager._apps_client_binding)
-  assert loop is not None
+def _router(pool: RoutedPool) -> _Router:
+  loop = pool.registry_loop
   with _routers_lock:
-    router = _routers.get(manager)
+    router = _routers.get(pool.owner)
     if router is None or router.loop is not loop:
-      router = _routers[manager] = _Router(loop)
+      router = _routers[pool.owner] = _Router(loop)
     return router
 
 
-def _register_debug_list(manager: RoutedManager, headers: Headers) -> None:
-  """Carries the caller's HTTP debug buffer over, as `create_session` does.
-
-  The registry loop runs in an empty context, so the buffer `McpTool` sets
-  in its context variable is registered on the manager caller-side.
-  """
-  # pylint: disable-next=g-import-not-at-top
-  from ...tools.mcp_tool import mcp_session_manager as msm
-
-  debug_list = msm._http_debug_var.get(None)  # pylint: disable=protected-access
-  if debug_list is not None:
-    key = manager._session_key_for(headers)  # pylint: disable=protected-access
-    # pylint: disable-next=protected-access
-    manager._set_active_debug_list(key, debug_list)
-
-
 async def create_session(
-    manager: RoutedManager,
+    pool: RoutedPool,
     headers: Headers = None,
     *,
     admission: (
@@ -200,7 +185,7 @@ async def create_session(
   """`MCPSessionManager.create_session`, pooled on the registry loop.
 
   Args:
-    manager: The registry-bound manager.
+    pool: The registry-bound manager's pool operations.
     headers: As for `create_session`.
     admission: Entered on the registry loop, in the task that runs the pool
       access, around it. A registry proxy passes its admission gate's
@@ -215,25 +200,26 @@ async def create_session(
     ConnectionError: The session could not be created.
     RegistryLoopError: The registry loop is not running.
   """
-  router = _router(manager)
-  _register_debug_list(manager, headers)
+  router = _router(pool)
+  # The registry loop runs in an empty context: the debug buffer `McpTool`
+  # sets in its context variable is registered caller-side.
+  pool.carry_debug_list(headers)
   # Read caller-side, as `McpTool` reads it.
   # pylint: disable-next=protected-access
   guarded = is_feature_enabled(FeatureName._MCP_GRACEFUL_ERROR_HANDLING)
 
   async def on_loop() -> RoutedSession:
-    router.apply_pending(manager)
-    router.ensure_shutdown_hook(manager)
+    router.apply_pending(pool)
+    router.ensure_shutdown_hook(pool)
     if admission is None:
-      session = await manager.create_session(headers)
+      session = await pool.create_session(headers)
     else:
       with admission():
-        session = await manager.create_session(headers)
+        session = await pool.create_session(headers)
     facade = router.facades.get(session)
     if facade is None:
-      # pylint: disable-next=protected-access
-      context = manager._get_session_context(headers)
-      facade = RoutedSession(router.loop, session, context if guarded else None)
+      guard = pool.guard(headers) if guarded else None
+      facade = RoutedSession(router.loop, session, guard)
       router.facades[session] = facade
     return facade
 
@@ -246,7 +232,7 @@ def unwrap(session: object) -> object:
 
 
 def discard_session(
-    manager: RoutedManager, headers: Headers = None, *, session: object = None
+    pool: RoutedPool, headers: Headers = None, *, session: object = None
 ) -> None:
   """`MCPSessionManager._discard_session`, applied on the registry loop.
 
@@ -255,12 +241,12 @@ def discard_session(
   a loop is running here, also submitted so the transport closes promptly.
 
   Args:
-    manager: The registry-bound manager.
+    pool: The registry-bound manager's pool operations.
     headers: As for `_discard_session`.
     session: The session (or its facade) the call failed on; None discards
       whatever is pooled for the headers.
   """
-  router = _router(manager)
+  router = _router(pool)
   with router.lock:
     router.pending.append((headers, unwrap(session)))
   try:
@@ -269,7 +255,7 @@ def discard_session(
     return
 
   async def on_loop() -> None:
-    router.apply_pending(manager)
+    router.apply_pending(pool)
 
   async def submit() -> None:
     try:
@@ -288,21 +274,21 @@ def discard_session(
   task.add_done_callback(router.prompt_tasks.discard)
 
 
-async def close(manager: RoutedManager) -> None:
+async def close(pool: RoutedPool) -> None:
   """`MCPSessionManager.close`, on the registry loop.
 
   A no-op when the registry loop never started (nothing was pooled) or has
   closed (its shutdown hook closed the pool).
 
   Args:
-    manager: The registry-bound manager.
+    pool: The registry-bound manager's pool operations.
   """
-  router = _router(manager)
+  router = _router(pool)
 
   async def on_loop() -> None:
     router.drop_shutdown_hook()
-    router.apply_pending(manager)
-    await manager.close()
+    router.apply_pending(pool)
+    await pool.close()
 
   with suppress_loop_errors(
       RegistryLoopErrorReason.CLOSED, RegistryLoopErrorReason.NOT_STARTED
@@ -376,19 +362,19 @@ class RoutedSession:
       self,
       registry_loop: RegistryEventLoop,
       session: ClientSession,
-      session_context: Any = None,
+      guard: Guard | None = None,
   ):
     """Wraps a pooled session.
 
     Args:
       registry_loop: The loop the session lives on.
       session: The pooled `ClientSession`.
-      session_context: Its `SessionContext`, to race calls against its
-        transport task; None awaits calls directly.
+      guard: Races a call against the session's transport task; None
+        awaits calls directly.
     """
     self._loop = registry_loop
     self._session = session
-    self._context = session_context
+    self._guard = guard
 
   @property
   def registry_loop(self) -> RegistryEventLoop:
@@ -412,14 +398,13 @@ class RoutedSession:
       What `operation` returned.
     """
     session = self._session
-    context = self._context
+    guard = self._guard
 
     async def on_loop() -> _T:
       coro = operation(session)
       try:
-        if context is not None:
-          # pylint: disable-next=protected-access
-          result: _T = await context._run_guarded(coro)
+        if guard is not None:
+          result: _T = await guard(coro)
         else:
           result = await coro
       except Exception:

@@ -154,7 +154,9 @@ class AdmittedSessionManager(Sealable, MCPSessionManager):
       # runs the pool access (which lands back here, unrouted).
       ticket = gate.ticket()
       return await loop_routing.create_session(
-          self, headers, admission=functools.partial(gate.adopt, ticket)
+          self._routed_pool(),
+          headers,
+          admission=functools.partial(gate.adopt, ticket),
       )
     gate.check()
     return await super().create_session(headers)

@@ -277,7 +277,7 @@ class McpToolsetSpec:
     parsed = _mcp_toolset.McpToolsetConfig.model_validate(config.model_dump())
     if (
         parsed.stdio_server_params or parsed.stdio_connection_params
-    ) and not _mcp_toolset._allow_config_stdio_servers_enabled():  # pylint: disable=protected-access
+    ) and not _mcp_toolset.config_stdio_servers_allowed():
       raise McpToolsetSpecError(
           'Stdio MCP servers are not allowed in agent configs: the'
           " config-supplied 'command' is launched as a local process. Build"

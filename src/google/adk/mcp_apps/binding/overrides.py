@@ -1,0 +1,132 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Per-toolset narrowing of the policy a binding registry serves.
+
+A toolset's `EffectiveBinding` starts from the registry's app-call policy,
+the profile's host capabilities and both audiences; `BindingOverrides` may
+only narrow it, and `narrowed` refuses any widening.
+
+Example:
+
+  effective = narrowed('weather', base, BindingOverrides(audiences={'model'}))
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+from typing import Optional
+
+from ..catalog.app_catalog import AppCallPolicy
+from ..profile.capabilities import HostCapabilities
+from .errors import WideningOverrideError
+
+AUDIENCES = frozenset({'model', 'app'})
+"""The tool audiences a binding can serve."""
+
+
+@dataclasses.dataclass(frozen=True)
+class BindingOverrides:
+  """Per-toolset narrowing of what the profile and registry allow.
+
+  Every field may only narrow: None keeps the base, a value must be a
+  subset of it.
+
+  Attributes:
+    app_call_policy: Narrows the registry's `AppCallPolicy`.
+    host_capabilities: Narrows the profile's `HostCapabilities`.
+    audiences: Narrows `{"model", "app"}`, the audiences this toolset's
+      tools may be exposed to.
+  """
+
+  app_call_policy: Optional[AppCallPolicy] = None
+  host_capabilities: Optional[HostCapabilities] = None
+  audiences: Optional[frozenset[str]] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class EffectiveBinding:
+  """The narrowed policy in force for one toolset.
+
+  Attributes:
+    app_call_policy: The app-call policy.
+    host_capabilities: The host capabilities (None without a profile).
+    audiences: The audiences served.
+  """
+
+  app_call_policy: AppCallPolicy
+  host_capabilities: Optional[HostCapabilities]
+  audiences: frozenset[str]
+
+
+def _policy_within(narrow: AppCallPolicy, base: AppCallPolicy) -> bool:
+  if base.allowed is None:
+    return True
+  return narrow.allowed is not None and narrow.allowed <= base.allowed
+
+
+def _modalities_within(narrow: Any, base: Any) -> bool:
+  if narrow is None:
+    return True
+  return base is not None and narrow <= base
+
+
+def _capabilities_within(
+    narrow: HostCapabilities, base: Optional[HostCapabilities]
+) -> bool:
+  if base is None:
+    return False
+  return (
+      (base.server_tools or not narrow.server_tools)
+      and (base.server_resources or not narrow.server_resources)
+      and _modalities_within(narrow.message, base.message)
+      and _modalities_within(
+          narrow.update_model_context, base.update_model_context
+      )
+  )
+
+
+def narrowed(
+    toolset_id: str, base: EffectiveBinding, overrides: BindingOverrides
+) -> EffectiveBinding:
+  """Applies overrides to a base, refusing any widening."""
+  policy = base.app_call_policy
+  if overrides.app_call_policy is not None:
+    if not _policy_within(overrides.app_call_policy, policy):
+      raise WideningOverrideError(
+          f'Toolset {toolset_id!r}: the app-call policy override widens'
+          ' the policy in force'
+      )
+    policy = overrides.app_call_policy
+  capabilities = base.host_capabilities
+  if overrides.host_capabilities is not None:
+    if not _capabilities_within(overrides.host_capabilities, capabilities):
+      raise WideningOverrideError(
+          f'Toolset {toolset_id!r}: the host-capabilities override widens'
+          ' the capabilities in force'
+      )
+    capabilities = overrides.host_capabilities
+  audiences = base.audiences
+  if overrides.audiences is not None:
+    requested = frozenset(overrides.audiences)
+    if not requested <= audiences:
+      raise WideningOverrideError(
+          f'Toolset {toolset_id!r}: the audience override'
+          f' {sorted(requested)} widens {sorted(audiences)}'
+      )
+    audiences = requested
+  if 'app' not in audiences:
+    policy = AppCallPolicy.deny_all()
+  return EffectiveBinding(policy, capabilities, audiences)
