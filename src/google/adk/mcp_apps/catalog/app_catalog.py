@@ -175,25 +175,24 @@ async def list_toolset_app_catalog(
     toolset: Any,
     readonly_context: Any = None,
     policy: AppCallPolicy = DEFAULT_POLICY,
-    bounds: ToolListingBounds = DEFAULT_BOUNDS,
+    bounds: ToolListingBounds | None = None,
 ) -> list[types.Tool]:
   """`list_app_catalog` on an `McpToolset`'s own pooled connection.
 
   Without a host profile binding Views to connection generations, this is
-  how a caller sees what a View of the toolset's server could call.
+  how a caller sees what a View of the toolset's server could call. The
+  same as `toolset.list_app_tools(...)`.
 
   Args:
     toolset: An `McpToolset`.
     readonly_context: Context for the toolset's session headers.
     policy: The host's app-call policy.
-    bounds: Limits for the listing.
+    bounds: Limits for the listing; None means the toolset's own.
 
   Returns:
     The admitted tools, with native names.
   """
-  result: list[types.Tool] = await toolset._execute_with_session(  # pylint: disable=protected-access
-      lambda session: list_app_catalog(session, policy, bounds),
-      'Failed to list the app catalog from MCP server',
-      readonly_context,
+  result: list[types.Tool] = await toolset.list_app_tools(
+      readonly_context, policy, bounds
   )
   return result
