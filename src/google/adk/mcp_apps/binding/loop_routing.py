@@ -43,8 +43,6 @@ from typing import TYPE_CHECKING
 from typing import TypeVar
 import weakref
 
-from ...features import FeatureName
-from ...features import is_feature_enabled
 from .registry_loop import DEFAULT_CALLBACK_TIMEOUT
 from .registry_loop import RegistryEventLoop
 from .registry_loop import RegistryLoopError
@@ -87,7 +85,8 @@ class RoutedPool:
       session)`.
     close: The manager's `close`.
     guard: On the registry thread: for the session pooled for `headers`,
-      what races an operation against its transport task, or None.
+      what races an operation against its transport task, or None (none
+      pooled, or upstream's graceful MCP error handling is off).
     carry_debug_list: Caller-side: registers the caller's HTTP debug buffer
       for the session pooled for `headers`.
   """
@@ -204,9 +203,6 @@ async def create_session(
   # The registry loop runs in an empty context: the debug buffer `McpTool`
   # sets in its context variable is registered caller-side.
   pool.carry_debug_list(headers)
-  # Read caller-side, as `McpTool` reads it.
-  # pylint: disable-next=protected-access
-  guarded = is_feature_enabled(FeatureName._MCP_GRACEFUL_ERROR_HANDLING)
 
   async def on_loop() -> RoutedSession:
     router.apply_pending(pool)
@@ -218,7 +214,7 @@ async def create_session(
         session = await pool.create_session(headers)
     facade = router.facades.get(session)
     if facade is None:
-      guard = pool.guard(headers) if guarded else None
+      guard = pool.guard(headers)
       facade = RoutedSession(router.loop, session, guard)
       router.facades[session] = facade
     return facade
