@@ -35,6 +35,7 @@ LAYERS: list[set[str]] = [
     {"descriptor", "stores", "profile"},
     {"lifecycle"},
     {"sealing"},
+    {"event_policy"},
     {"affinity"},
     {"binding", "bootstrap"},
 ]
