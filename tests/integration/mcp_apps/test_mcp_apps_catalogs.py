@@ -497,7 +497,7 @@ async def test_malformed_is_deny_all_in_both_catalogs(
   for name, why in MALFORMED.items():
     normalized = normalize_visibility(listed[name].meta)
     assert normalized.malformed is why
-    assert normalized.audiences == frozenset()
+    assert normalized.callers == frozenset()
     assert not normalized.model and not normalized.app
     assert name not in model
     assert name not in app

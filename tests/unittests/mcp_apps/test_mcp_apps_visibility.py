@@ -46,7 +46,7 @@ def _tool(name: str = 't', meta=None) -> types.Tool:
 def test_absent_visibility_defaults_to_model_and_app(meta):
   """P1-VIS-01: absent visibility normalizes to ["model", "app"]."""
   normalized = visibility.normalize_visibility(meta)
-  assert normalized.audiences == {'model', 'app'}
+  assert normalized.callers == {'model', 'app'}
   assert normalized.model and normalized.app
   assert normalized.malformed is None
 

@@ -14,8 +14,8 @@
 
 """The model-facing projection of UI tool results.
 
-MCP Apps splits a tool result by audience: `content` (and the error flag) is
-for the model, `structuredContent` and `_meta` for the View. For every
+MCP Apps splits a tool result between model and View: `content` (and the
+error flag) is for the model, `structuredContent` and `_meta` for the View. For every
 result of a UI-associated tool the persisted FunctionResponse is an
 allow-list projection (`content`, the error flag, the result-type
 discriminator); events persisted unprojected are projected when replayed

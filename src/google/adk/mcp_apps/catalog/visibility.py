@@ -40,7 +40,7 @@ logger = logging.getLogger('google_adk.' + __name__)
 
 MODEL = 'model'
 APP = 'app'
-_AUDIENCES = frozenset({MODEL, APP})
+_CALLERS = frozenset({MODEL, APP})
 
 
 class MalformedVisibility(enum.Enum):
@@ -55,28 +55,29 @@ class MalformedVisibility(enum.Enum):
 
 @dataclasses.dataclass(frozen=True)
 class Visibility:
-  """The normalized audiences of one tool.
+  """The normalized visibility of one tool: who may call it.
 
   Attributes:
-    audiences: The audiences that may call the tool; empty when malformed.
+    callers: The callers (`model`, `app`) that may call the tool; empty
+      when malformed.
     malformed: Why the declared value was rejected, or None.
   """
 
-  audiences: frozenset[str]
+  callers: frozenset[str]
   malformed: MalformedVisibility | None = None
 
   @property
   def model(self) -> bool:
     """Whether the model may see and call the tool."""
-    return MODEL in self.audiences
+    return MODEL in self.callers
 
   @property
   def app(self) -> bool:
     """Whether a View on the tool's connection may call it."""
-    return APP in self.audiences
+    return APP in self.callers
 
 
-DEFAULT = Visibility(frozenset(_AUDIENCES))
+DEFAULT = Visibility(frozenset(_CALLERS))
 
 
 def _malformed(reason: MalformedVisibility) -> Visibility:
@@ -84,14 +85,14 @@ def _malformed(reason: MalformedVisibility) -> Visibility:
 
 
 def normalize_visibility(meta: Any) -> Visibility:
-  """Normalizes a tool's `_meta` to the audiences that may call it.
+  """Normalizes a tool's `_meta` to the callers that may call it.
 
   Args:
     meta: The tool's `_meta` as sent by the server (the SDK's `Tool.meta`).
 
   Returns:
-    The tool's audiences: the default (`model` and `app`) when nothing is
-    declared, the declared audiences when well formed, and none at all, with
+    The tool's callers: the default (`model` and `app`) when nothing is
+    declared, the declared callers when well formed, and none at all, with
     the reason, when malformed.
   """
   if not isinstance(meta, Mapping) or 'ui' not in meta:
@@ -108,10 +109,10 @@ def normalize_visibility(meta: Any) -> Visibility:
     return _malformed(MalformedVisibility.EMPTY)
   if not all(isinstance(member, str) for member in declared):
     return _malformed(MalformedVisibility.NON_STRING_MEMBER)
-  audiences = frozenset(declared)
-  if not audiences <= _AUDIENCES:
+  callers = frozenset(declared)
+  if not callers <= _CALLERS:
     return _malformed(MalformedVisibility.UNKNOWN_MEMBER)
-  return Visibility(audiences)
+  return Visibility(callers)
 
 
 def tool_visibility(tool: Any) -> Visibility:
