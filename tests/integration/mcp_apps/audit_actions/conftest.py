@@ -15,11 +15,12 @@
 """Session backends and helpers for the audit-Event tests.
 
 `backend` is one real session service: in-memory, `SqliteSessionService` on
-a SQLite file, or `DatabaseSessionService` on a SQLite file. `Backend`
+a SQLite file, or `DatabaseSessionService` on a SQLite file or on the run's
+loopback PostgreSQL (`pg_server`). `Backend`
 appends an Event the way an MCP App operation does (inside
 `admitted(APP_OPERATION)`), reads the stored Event back through a fresh
-`get_session`, and for the SQL services reads the raw stored bytes of the
-database file.
+`get_session`, and reads every value a SQL service stored straight from its
+database.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from collections.abc import Callable
 import contextlib
 import dataclasses
 from pathlib import Path
-import sqlite3
 
 from google.adk.events.event import Event
 from google.adk.mcp_apps.event_policy.provenance import admitted
@@ -41,6 +41,8 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.sessions.session import Session
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 import pytest
+import sqlalchemy
+from sqlalchemy.ext.asyncio import create_async_engine
 
 APP_NAME = "audit_app"
 USER_ID = "user-1"
@@ -62,7 +64,7 @@ class Backend:
 
   name: str
   service: BaseSessionService
-  db_path: Path | None
+  db_url: str | None
   session: Session | None = None
 
   async def open_session(self) -> Session:
@@ -99,62 +101,73 @@ class Backend:
     assert len(matches) == 1
     return matches[0]
 
-  def raw_bytes(self) -> bytes:
-    """Everything the SQL service stored, read from the database file.
+  async def raw_bytes(self) -> bytes:
+    """Every value the service stored, read from its database directly.
 
     For the in-memory service: every stored Event's JSON.
     """
-    if self.db_path is None:
+    if self.db_url is None:
       assert isinstance(self.service, InMemorySessionService)
       assert self.session is not None
       stored = self.service.sessions[APP_NAME][USER_ID][self.session.id]
       return b"".join(e.model_dump_json().encode() for e in stored.events)
     chunks = []
-    with contextlib.closing(sqlite3.connect(self.db_path)) as db:
-      tables = [
-          row[0]
-          for row in db.execute(
-              "SELECT name FROM sqlite_master WHERE type='table'"
-          )
-      ]
-      for table in tables:
-        for row in db.execute(f'SELECT * FROM "{table}"'):
-          for value in row:
-            if isinstance(value, bytes):
-              chunks.append(value)
-            elif value is not None:
-              chunks.append(str(value).encode())
+    engine = create_async_engine(self.db_url)
+    try:
+      async with engine.connect() as db:
+        tables = await db.run_sync(
+            lambda sync: sqlalchemy.inspect(sync).get_table_names()
+        )
+        for table in tables:
+          rows = await db.execute(sqlalchemy.text(f'SELECT * FROM "{table}"'))
+          for row in rows:
+            for value in row:
+              if isinstance(value, (bytes, memoryview)):
+                chunks.append(bytes(value))
+              elif value is not None:
+                chunks.append(str(value).encode())
+    finally:
+      await engine.dispose()
     return b"\x00".join(chunks)
 
 
-def _in_memory(tmp_path: Path) -> Backend:
-  del tmp_path
+def _in_memory(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+  del request, tmp_path
   return Backend("in_memory", InMemorySessionService(), None)
 
 
-def _sqlite(tmp_path: Path) -> Backend:
+def _sqlite(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+  del request
   path = tmp_path / "sessions.db"
-  return Backend("sqlite", SqliteSessionService(str(path)), path)
-
-
-def _database(tmp_path: Path) -> Backend:
-  path = tmp_path / "database.db"
   return Backend(
-      "database",
-      DatabaseSessionService(f"sqlite+aiosqlite:///{path}"),
-      path,
+      "sqlite", SqliteSessionService(str(path)), f"sqlite+aiosqlite:///{path}"
   )
 
 
-BACKENDS: dict[str, Callable[[Path], Backend]] = {
+def _database(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+  del request
+  url = f"sqlite+aiosqlite:///{tmp_path / 'database.db'}"
+  return Backend("database", DatabaseSessionService(url), url)
+
+
+def _postgres(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+  del tmp_path
+  url = request.getfixturevalue("pg_server").create_database()
+  return Backend("postgres", DatabaseSessionService(url), url)
+
+
+BACKENDS: dict[str, Callable[[pytest.FixtureRequest, Path], Backend]] = {
     "in_memory": _in_memory,
     "sqlite": _sqlite,
     "database": _database,
+    "postgres": _postgres,
 }
 
 
-async def _open(name: str, tmp_path: Path) -> AsyncIterator[Backend]:
-  made = BACKENDS[name](tmp_path)
+async def _open(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[Backend]:
+  made = BACKENDS[request.param](request, tmp_path)
   await made.open_session()
   try:
     yield made
@@ -169,13 +182,14 @@ async def _open(name: str, tmp_path: Path) -> AsyncIterator[Backend]:
         pytest.param("in_memory"),
         pytest.param("sqlite", marks=SQL_FINALIZER_PENDING),
         pytest.param("database", marks=SQL_FINALIZER_PENDING),
+        pytest.param("postgres", marks=SQL_FINALIZER_PENDING),
     ]
 )
 async def backend(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[Backend]:
   """A finalizing session service with one open session."""
-  async for made in _open(request.param, tmp_path):
+  async for made in _open(request, tmp_path):
     yield made
 
 
@@ -184,5 +198,5 @@ async def any_backend(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[Backend]:
   """Any session service with one open session, finalizing or not."""
-  async for made in _open(request.param, tmp_path):
+  async for made in _open(request, tmp_path):
     yield made

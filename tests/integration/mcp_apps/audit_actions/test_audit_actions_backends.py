@@ -120,7 +120,7 @@ async def _smuggle(backend, field, reason, attack, caplog) -> None:
   assert getattr(stored.actions, field) == default_of(field)
   assert stored.actions == EventActions()
   if carries_text(field):
-    assert SENTINEL.encode() not in backend.raw_bytes()
+    assert SENTINEL.encode() not in (await backend.raw_bytes())
   assert SENTINEL not in caplog.text
   if reason is not None and attack != "plugin_replaces":
     assert field in caplog.text
@@ -213,7 +213,7 @@ async def test_every_action_on_a_stored_conversation_event_is_kept(
     stored = await any_backend.stored(appended.id)
     assert stored.audience is None
     assert stored.actions.model_dump_json(exclude_none=True) == expected
-  assert SENTINEL.encode() in any_backend.raw_bytes()
+  assert SENTINEL.encode() in (await any_backend.raw_bytes())
 
 
 async def test_allowed_deltas_are_stored_and_applied(backend):
@@ -260,4 +260,4 @@ async def test_mixed_deltas_and_controls_commit_deltas_and_report_an_error(
       state_delta={"audit_counter": 7}, artifact_delta={"report.txt": 1}
   )
   assert (await backend.reload()).state["audit_counter"] == 7
-  assert SENTINEL.encode() not in backend.raw_bytes()
+  assert SENTINEL.encode() not in (await backend.raw_bytes())

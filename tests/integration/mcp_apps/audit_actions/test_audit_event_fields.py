@@ -108,7 +108,7 @@ async def test_audit_event_stores_its_scope_only_as_provenance_metadata(
   }
   # Internal metadata: kept in storage, not in what callers are served.
   assert public_event(stored).custom_metadata == {"trace": "t-1"}
-  raw = backend.raw_bytes()
+  raw = await backend.raw_bytes()
   assert ORIGIN_SCOPE_METADATA_KEY.encode() in raw
 
 
@@ -124,7 +124,7 @@ async def test_forged_origin_scope_metadata_is_overwritten(backend, scope):
   stored = await backend.stored(appended.id)
   assert stored.isolation_scope is None
   assert originating_scope(stored) == scope
-  assert b"fc-forged" not in backend.raw_bytes()
+  assert b"fc-forged" not in (await backend.raw_bytes())
 
 
 async def test_a_conversation_event_keeps_its_scope_and_metadata(any_backend):
