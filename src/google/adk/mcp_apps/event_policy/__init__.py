@@ -26,5 +26,7 @@ docs/design/event-policy.md.
 * `audience`: `is_model_context_event`, the one predicate every
   model-feeding consumer applies.
 * `finalizer`: the core event finalizer the session services run.
+* `audit_actions`: what an `app_audit` Event may carry, which the
+  finalizer enforces.
 * `errors`: `EventPolicyError` and its `EventPolicyReason`.
 """

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .audit_actions import enforce_audit_event
 from .provenance import provenance_for
 
 if TYPE_CHECKING:
@@ -41,4 +42,4 @@ def finalize_event(event: Event) -> Event:
   event.audience = provenance.audience
   event.invocation_origin = provenance.invocation_origin
   event.emitter = provenance.emitter
-  return event
+  return enforce_audit_event(event)
