@@ -403,19 +403,19 @@ async def test_overrides_only_narrow(legacy_http_server: Any) -> None:
   )
   assert registry.effective("a").app_call_policy == AppCallPolicy.only({"x"})
   assert registry.effective("a").host_capabilities == narrow_caps
-  # Deny-all and dropping the app audience are narrowings.
+  # Deny-all and dropping the app caller are narrowings.
   registry.narrow(
       "b", BindingOverrides(app_call_policy=AppCallPolicy.deny_all())
   )
-  registry.narrow("b", BindingOverrides(audiences=frozenset({"model"})))
+  registry.narrow("b", BindingOverrides(visibility=frozenset({"model"})))
   assert registry.effective("b").app_call_policy == AppCallPolicy.deny_all()
   assert not registry.routes_apps("b")
   widenings = [
       ("a", BindingOverrides(app_call_policy=AppCallPolicy())),
       ("a", BindingOverrides(app_call_policy=AppCallPolicy.only({"x", "y"}))),
       ("a", BindingOverrides(host_capabilities=HostCapabilities())),
-      ("b", BindingOverrides(audiences=frozenset({"model", "app"}))),
-      ("a", BindingOverrides(audiences=frozenset({"model", "robot"}))),
+      ("b", BindingOverrides(visibility=frozenset({"model", "app"}))),
+      ("a", BindingOverrides(visibility=frozenset({"model", "robot"}))),
   ]
   for toolset_id, override in widenings:
     before = registry.effective(toolset_id)

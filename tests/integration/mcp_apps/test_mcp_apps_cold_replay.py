@@ -785,7 +785,7 @@ async def test_record_binds_every_field(host: Host) -> None:
   assert record.classification_source == SOURCE
   assert record.classification_revision == "r1"
   assert record.replay_class == ReplayClass.REPLAY_SAFE.value
-  assert record.origin == "model"
+  assert record.immediate_caller == "model"
   assert record.correlation == descriptor.correlation.model_dump(
       mode="json", by_alias=True
   )

@@ -152,13 +152,15 @@ async def test_routing_exclusions_are_reported_per_toolset(
       {
           "apps": _spec(mcp_apps),
           "unlisted": _spec(mcp_apps),
-          "model_audience": _spec(mcp_apps),
+          "model_only_visibility": _spec(mcp_apps),
       },
       local_dev_profile(),
       allow_dev_providers=True,
-      apps_toolsets={"apps", "model_audience"},
+      apps_toolsets={"apps", "model_only_visibility"},
       overrides={
-          "model_audience": BindingOverrides(audiences=frozenset({"model"}))
+          "model_only_visibility": BindingOverrides(
+              visibility=frozenset({"model"})
+          )
       },
   )
   async with registry:
@@ -170,15 +172,17 @@ async def test_routing_exclusions_are_reported_per_toolset(
   assert [e.toolset_id for e in report] == [
       "apps",
       "unlisted",
-      "model_audience",
+      "model_only_visibility",
   ]
   assert report["apps"].profile_bound
   _model_only(report["unlisted"], ModelOnlyReason.NOT_APPS_ROUTED)
-  _model_only(report["model_audience"], ModelOnlyReason.APP_AUDIENCE_EXCLUDED)
+  _model_only(
+      report["model_only_visibility"], ModelOnlyReason.APP_VISIBILITY_EXCLUDED
+  )
   assert advertised == {
       "apps": True,
       "unlisted": False,
-      "model_audience": False,
+      "model_only_visibility": False,
   }
   with pytest.raises(KeyError):
     report["nope"]  # pylint: disable=pointless-statement

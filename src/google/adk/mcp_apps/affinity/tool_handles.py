@@ -213,7 +213,7 @@ def _normalized_visibility(tool: types.Tool) -> list[str] | str:
   normalized = visibility.tool_visibility(tool)
   if normalized.malformed is not None:
     return f'malformed:{normalized.malformed.name.lower()}'
-  return sorted(normalized.audiences)
+  return sorted(normalized.callers)
 
 
 def _resource_metadata(meta: Any) -> dict[str, Any]:
@@ -243,7 +243,7 @@ def comparable_projection(tool: types.Tool) -> dict[str, Any]:
     * `name`: the native name;
     * `inputSchema`, `outputSchema`: as declared (`outputSchema` is null
       when absent);
-    * `visibility`: the sorted audiences, or `"malformed:<reason>"` with the
+    * `visibility`: the sorted callers, or `"malformed:<reason>"` with the
       lower-cased `MalformedVisibility` member name;
     * `resourceUri`: `{"nested": ..., "flat": ...}`, the raw values of
       `_meta.ui.resourceUri` and `_meta["ui/resourceUri"]` (null when

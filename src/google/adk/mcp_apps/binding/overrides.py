@@ -15,12 +15,13 @@
 """Per-toolset narrowing of the policy a binding registry serves.
 
 A toolset's `EffectiveBinding` starts from the registry's app-call policy,
-the profile's host capabilities and both audiences; `BindingOverrides` may
+the profile's host capabilities and both callers (tool visibility
+`model` and `app`); `BindingOverrides` may
 only narrow it, and `narrowed` refuses any widening.
 
 Example:
 
-  effective = narrowed('weather', base, BindingOverrides(audiences={'model'}))
+  effective = narrowed('weather', base, BindingOverrides(visibility={'model'}))
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from ..catalog.app_catalog import AppCallPolicy
 from ..profile.capabilities import HostCapabilities
 from .errors import WideningOverrideError
 
-AUDIENCES = frozenset({'model', 'app'})
-"""The tool audiences a binding can serve."""
+CALLERS = frozenset({'model', 'app'})
+"""The callers (tool visibility values) a binding can serve."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,13 +48,13 @@ class BindingOverrides:
   Attributes:
     app_call_policy: Narrows the registry's `AppCallPolicy`.
     host_capabilities: Narrows the profile's `HostCapabilities`.
-    audiences: Narrows `{"model", "app"}`, the audiences this toolset's
+    visibility: Narrows `{"model", "app"}`, the callers this toolset's
       tools may be exposed to.
   """
 
   app_call_policy: Optional[AppCallPolicy] = None
   host_capabilities: Optional[HostCapabilities] = None
-  audiences: Optional[frozenset[str]] = None
+  visibility: Optional[frozenset[str]] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,12 +64,12 @@ class EffectiveBinding:
   Attributes:
     app_call_policy: The app-call policy.
     host_capabilities: The host capabilities (None without a profile).
-    audiences: The audiences served.
+    visibility: The callers served.
   """
 
   app_call_policy: AppCallPolicy
   host_capabilities: Optional[HostCapabilities]
-  audiences: frozenset[str]
+  visibility: frozenset[str]
 
 
 def _policy_within(narrow: AppCallPolicy, base: AppCallPolicy) -> bool:
@@ -118,15 +119,15 @@ def narrowed(
           ' the capabilities in force'
       )
     capabilities = overrides.host_capabilities
-  audiences = base.audiences
-  if overrides.audiences is not None:
-    requested = frozenset(overrides.audiences)
-    if not requested <= audiences:
+  visibility = base.visibility
+  if overrides.visibility is not None:
+    requested = frozenset(overrides.visibility)
+    if not requested <= visibility:
       raise WideningOverrideError(
-          f'Toolset {toolset_id!r}: the audience override'
-          f' {sorted(requested)} widens {sorted(audiences)}'
+          f'Toolset {toolset_id!r}: the visibility override'
+          f' {sorted(requested)} widens {sorted(visibility)}'
       )
-    audiences = requested
-  if 'app' not in audiences:
+    visibility = requested
+  if 'app' not in visibility:
     policy = AppCallPolicy.deny_all()
-  return EffectiveBinding(policy, capabilities, audiences)
+  return EffectiveBinding(policy, capabilities, visibility)

@@ -63,7 +63,7 @@ from .leases import LeaseError
 from .leases import LeaseRetryPolicy
 from .leases import LeaseToken
 from .leases import RunnerLeaseLedger
-from .overrides import AUDIENCES
+from .overrides import CALLERS
 from .overrides import BindingOverrides
 from .overrides import EffectiveBinding
 from .overrides import narrowed
@@ -84,7 +84,7 @@ from .withdrawal import SwapReport
 from .withdrawal import Withdrawal
 
 __all__ = [
-    'AUDIENCES',
+    'CALLERS',
     'BindingOverrides',
     'EffectiveBinding',
     'LeaseGenerationKey',
@@ -230,7 +230,7 @@ class McpAppBindingRegistry:
                 None
                 if self._profile is None
                 else self._profile.host_capabilities,
-                AUDIENCES,
+                CALLERS,
             ),
         )
     )
@@ -254,13 +254,13 @@ class McpAppBindingRegistry:
     """Whether a toolset is Apps-routed, from configuration alone.
 
     Reads no session (one need not exist yet): a configured profile, the
-    toolset among the Apps ids, and the app audience not narrowed away.
+    toolset among the Apps ids, and the app caller not narrowed away.
     """
     entry = self._table.entry(toolset_id)
     return (
         self._profile is not None
         and (self._apps_ids is None or toolset_id in self._apps_ids)
-        and 'app' in entry.effective.audiences
+        and 'app' in entry.effective.visibility
     )
 
   def add_revocation_hook(self, hook: RevocationHook) -> Callable[[], None]:

@@ -52,8 +52,8 @@ class ModelOnlyReason(enum.Enum):
   NOT_APPS_ROUTED = 'not_apps_routed'
   """The toolset is not among the registry's `apps_toolsets`."""
 
-  APP_AUDIENCE_EXCLUDED = 'app_audience_excluded'
-  """A `BindingOverrides.audiences` override removed the `app` audience."""
+  APP_VISIBILITY_EXCLUDED = 'app_visibility_excluded'
+  """A `BindingOverrides.visibility` override removed the `app` caller."""
 
   PROFILE_NOT_READY = 'profile_not_ready'
   """The profile failed its readiness check; see `readiness_reasons`."""
@@ -148,7 +148,7 @@ def toolset_readiness(
     profile_bound: bool,
     binding_generation: int,
     apps_listed: bool,
-    app_audience: bool,
+    app_visible: bool,
     last_check: Optional[Readiness],
 ) -> ToolsetReadiness:
   """The report entry of one toolset, from the registry's state.
@@ -161,7 +161,7 @@ def toolset_readiness(
     profile_bound: Whether the toolset's current proxy is profile-bound.
     binding_generation: The current proxy's generation.
     apps_listed: Whether the toolset is among the Apps-routed ids.
-    app_audience: Whether its effective audiences include `app`.
+    app_visible: Whether its effective visibility includes `app`.
     last_check: The profile's most recent readiness check.
 
   Returns:
@@ -207,10 +207,10 @@ def toolset_readiness(
         ModelOnlyReason.NOT_APPS_ROUTED,
         "model-only: not among the registry's apps_toolsets",
     )
-  if not app_audience:
+  if not app_visible:
     return model_only(
-        ModelOnlyReason.APP_AUDIENCE_EXCLUDED,
-        'model-only: an override removed the app audience',
+        ModelOnlyReason.APP_VISIBILITY_EXCLUDED,
+        'model-only: an override removed the app caller',
     )
   if last_check is not None and not last_check.bindable:
     return model_only(

@@ -194,11 +194,11 @@ class ToolsetTable:
     with self.lock:
       started, closed = self.started, self.closed
       current = {
-          toolset_id: (entry.current, entry.effective.audiences)
+          toolset_id: (entry.current, entry.effective.visibility)
           for toolset_id, entry in self._entries.items()
       }
     entries = []
-    for toolset_id, (proxy, audiences) in current.items():
+    for toolset_id, (proxy, visibility) in current.items():
       entries.append(
           toolset_readiness(
               toolset_id,
@@ -210,7 +210,7 @@ class ToolsetTable:
                   0 if proxy is None else proxy.binding_generation
               ),
               apps_listed=apps_ids is None or toolset_id in apps_ids,
-              app_audience='app' in audiences,
+              app_visible='app' in visibility,
               last_check=last_check,
           )
       )

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 from typing import Any
+from typing import Literal
 from typing import Optional
 
 from pydantic import BaseModel
@@ -59,7 +60,8 @@ class RefreshInvocationRecord(BaseModel):
     classification_source: The replay-classification authority's source.
     classification_revision: Its revision when the call ran.
     replay_class: The call's classification then (`ReplayClass` value).
-    origin: Who initiated the call: `model` or `app`.
+    immediate_caller: Who called the tool: `model` (an initial call) or
+      `app` (a View's call); the tool context's vocabulary.
     correlation: The descriptor's correlation, in wire form.
   """
 
@@ -75,7 +77,7 @@ class RefreshInvocationRecord(BaseModel):
   classification_source: str
   classification_revision: str
   replay_class: str
-  origin: str
+  immediate_caller: Literal['model', 'app', 'host']
   correlation: dict[str, Any]
 
   def to_value(self) -> dict[str, Any]:

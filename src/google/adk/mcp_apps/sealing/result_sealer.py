@@ -38,6 +38,7 @@ import threading
 import time
 from typing import Any
 from typing import Callable
+from typing import Literal
 from typing import Optional
 import uuid
 
@@ -203,7 +204,8 @@ class SealRequest:
     correlation: The call's correlation.
     arguments: The call's arguments.
     full_result: The unprojected `CallToolResult` in its MCP wire form.
-    origin: `model` (an initial call) or `app` (a View's call).
+    immediate_caller: `model` (an initial call) or `app` (a View's
+      call).
     admission_check: As `PendingSeal.admission_check`.
   """
 
@@ -218,7 +220,7 @@ class SealRequest:
   correlation: WidgetCorrelation
   arguments: dict[str, Any]
   full_result: dict[str, Any]
-  origin: str = 'model'
+  immediate_caller: Literal['model', 'app', 'host'] = 'model'
   admission_check: Optional[Callable[[], None]] = None
 
 
@@ -318,7 +320,7 @@ def _refresh_record(
       classification_source=source,
       classification_revision=classification_revision,
       replay_class=replay_class.value,
-      origin=request.origin,
+      immediate_caller=request.immediate_caller,
       correlation=request.correlation.model_dump(mode='json', by_alias=True),
   )
 
