@@ -179,6 +179,8 @@ def _installed(venv: Path, distribution: str) -> str | None:
 class Tree:
   label: str
   src: Path
+  prefix: int = 0
+  """How many PRs of the stack the tree holds (0: pristine)."""
 
 
 def _series() -> series_tool.Series:
@@ -206,12 +208,13 @@ def patched_trees(wheel: Path | None) -> list[Tree]:
   for k in numbers[:-1]:
     dest = CACHE / f'prefix-{k}'
     series_tool.materialize_prefix(series, k, dest)
-    trees.append(Tree(f'prefix {k}', dest / 'src'))
-  top = f'prefix {numbers[-1]}' if numbers else 'working tree'
+    trees.append(Tree(f'prefix {k}', dest / 'src', k))
+  last = numbers[-1] if numbers else 0
+  top = f'prefix {last}' if numbers else 'working tree'
   if wheel is None:
-    trees.append(Tree(f'{top} (working tree)', ROOT / 'src'))
+    trees.append(Tree(f'{top} (working tree)', ROOT / 'src', last))
   else:
-    trees.append(Tree(f'{top} ({wheel.name})', _unpacked_wheel(wheel)))
+    trees.append(Tree(f'{top} ({wheel.name})', _unpacked_wheel(wheel), last))
   return trees
 
 
@@ -284,6 +287,53 @@ def _diff(label: str, theirs: Any, ours: Any) -> str:
   )
 
 
+# Provenance stamping (the RFC's declared compatibility exception #3) exists
+# from this PR of the stack on; a lower prefix must equal pristine exactly.
+_STAMPING_PR = 3
+# Provenance stamping (the RFC's declared compatibility exception #3, PR 3):
+# every Event the patched tree serializes gains `invocation_origin` (and
+# `emitter` where the core wrote it), with these values; nothing else.
+_PROVENANCE_KEYS = {
+    'invocation_origin': frozenset({'user', 'mcp_app', 'system'}),
+    'invocationOrigin': frozenset({'user', 'mcp_app', 'system'}),
+    'emitter': frozenset({'app', 'host', 'session-api', 'system'}),
+}
+
+
+def _split_provenance(value: Any, found: list[dict[str, Any]]) -> Any:
+  """`value` without the provenance keys of every serialized Event in it
+  (a dict with an `author`); each Event's removed keys go to `found`."""
+  if isinstance(value, list):
+    return [_split_provenance(v, found) for v in value]
+  if not isinstance(value, dict):
+    return value
+  kept = {k: _split_provenance(v, found) for k, v in value.items()}
+  if 'author' in value:
+    found.append({k: kept.pop(k) for k in _PROVENANCE_KEYS if k in kept})
+  return kept
+
+
+def _declared_provenance_failure(theirs: Any, ours: Any) -> str:
+  """'' if `ours` is `theirs` plus provenance stamping on every Event."""
+  pristine_found: list[dict[str, Any]] = []
+  patched_found: list[dict[str, Any]] = []
+  base = _split_provenance(theirs, pristine_found)
+  stripped = _split_provenance(ours, patched_found)
+  problems = []
+  if any(pristine_found):
+    problems.append('    pristine Events carry provenance keys')
+  for stamp in patched_found:
+    origins = {stamp.get('invocation_origin'), stamp.get('invocationOrigin')}
+    if not origins - {None}:
+      problems.append(f'    an Event lacks invocation_origin: {stamp}')
+    for key, value in stamp.items():
+      if value not in _PROVENANCE_KEYS[key]:
+        problems.append(f'    {key}={value!r} is outside the vocabulary')
+  if stripped != base:
+    problems.append(_diff('patched without provenance', base, stripped))
+  return '\n'.join(problems)
+
+
 def _turn(venv: Path, tree: Tree) -> dict[str, Any]:
   with tempfile.TemporaryDirectory(prefix='compat-agents-') as tmp:
     agents = Path(tmp) / 'agents'
@@ -334,16 +384,38 @@ def run_core(wheel: Path | None) -> int:
         for part in ('InMemoryRunner turn', 'FastAPI app', 'adk api_server'):
           checks.append((f'{tree.label}: {part} as pristine', str(e)))
         continue
+      stamping = tree.prefix >= _STAMPING_PR
       for key, part in (
           ('turn', 'InMemoryRunner turn'),
           ('fast_api', 'FastAPI app on loopback'),
           ('api_server', 'adk api_server'),
       ):
-        same = turn[key] == base_turn[key]
+        if not stamping:
+          same = turn[key] == base_turn[key]
+          checks.append((
+              f'{tree.label}: {part} as pristine',
+              '' if same else _diff(tree.label, base_turn[key], turn[key]),
+          ))
+          continue
         checks.append((
-            f'{tree.label}: {part} as pristine',
-            '' if same else _diff(tree.label, base_turn[key], turn[key]),
+            (
+                f'{tree.label}: {part} as pristine but for the declared'
+                ' provenance stamping'
+            ),
+            _declared_provenance_failure(base_turn[key], turn[key]),
         ))
+      if not stamping:
+        continue
+      # The stamping itself works on the core install (no mcp): the Events
+      # of the user's turn say so.
+      stamped = [
+          event.get('invocation_origin', event.get('invocationOrigin'))
+          for event in turn['turn']['stored'] + turn['fast_api']['run']
+      ]
+      checks.append((
+          f'{tree.label}: every Event of a user turn is stamped user',
+          '' if stamped and set(stamped) == {'user'} else f'    {stamped}',
+      ))
   return _report(
       'compat-core',
       checks,

@@ -90,3 +90,35 @@ def test_the_mcp1_selection_names_existing_test_files():
 @pytest.mark.parametrize('release', legs.MCP1_RELEASES)
 def test_mcp1_releases_are_1x(release):
   assert release.startswith('1.')
+
+
+_TURN = {'stored': [{'author': 'user', 'content': {'parts': [{'text': 'hi'}]}}]}
+
+
+def _stamped(**keys: str) -> dict:
+  return {'stored': [{**_TURN['stored'][0], **keys}]}
+
+
+@pytest.mark.parametrize(
+    'keys',
+    [
+        {'invocation_origin': 'user'},
+        {'invocationOrigin': 'system', 'emitter': 'session-api'},
+    ],
+)
+def test_declared_provenance_stamping_is_tolerated(keys):
+  assert legs._declared_provenance_failure(_TURN, _stamped(**keys)) == ''
+
+
+@pytest.mark.parametrize(
+    'patched',
+    [
+        _TURN,  # Not stamped at all.
+        _stamped(invocation_origin='model'),  # Outside the vocabulary.
+        _stamped(emitter='system'),  # An emitter without an origin.
+        _stamped(invocation_origin='user', audience='app_audit'),
+        {'stored': [{'author': 'agent', 'invocation_origin': 'user'}]},
+    ],
+)
+def test_anything_beyond_declared_provenance_stamping_fails(patched):
+  assert legs._declared_provenance_failure(_TURN, patched) != ''

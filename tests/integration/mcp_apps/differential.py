@@ -67,12 +67,17 @@ class DeclaredChange(enum.Enum):
   UI_RESULT_PROJECTION = "UI-result projection"
   """A UI tool's persisted FunctionResponse is the model projection."""
   PROVENANCE_STAMPING = "provenance stamping"
-  """Declared by the RFC, not implemented in PR 1: it tolerates nothing."""
+  """Every stored Event gains `invocation_origin` (and `emitter` where the
+  core wrote it); nothing else about it changes. Implemented in PR 3."""
 
 
 TOLERATED: Mapping[str, frozenset[DeclaredChange]] = {
     "ui_result": frozenset({DeclaredChange.UI_RESULT_PROJECTION}),
     "conformance_catalog": frozenset({DeclaredChange.VISIBILITY_ENFORCEMENT}),
+    "ui_event_serialization": frozenset({
+        DeclaredChange.UI_RESULT_PROJECTION,
+        DeclaredChange.PROVENANCE_STAMPING,
+    }),
 }
 """Changes each scenario may show; a scenario not listed tolerates none."""
 
@@ -81,6 +86,15 @@ TOLERATED: Mapping[str, frozenset[DeclaredChange]] = {
 MODEL_RESULT_KEYS = frozenset(
     {"content", "isError", "is_error", "resultType", "result_type"}
 )
+# The keys provenance stamping adds to a serialized Event, snake case and by
+# alias, with the values each may take (RFC "Provenance"); restated here, not
+# imported, for the same reason. `audience` is not among them: with no
+# profile bound no Event is an app_audit record.
+PROVENANCE_KEYS: Mapping[str, frozenset[str]] = {
+    "invocation_origin": frozenset({"user", "mcp_app", "system"}),
+    "invocationOrigin": frozenset({"user", "mcp_app", "system"}),
+    "emitter": frozenset({"app", "host", "session-api", "system"}),
+}
 # Pristine ADK on MCP SDK 2.x pops `resultType` from every result; the
 # projection keeps it for UI results (P1-PROJ-03).
 RESULT_TYPE_KEYS = frozenset({"resultType", "result_type"})
@@ -370,6 +384,42 @@ def _visibility_explains(difference: Difference) -> bool:
   return not well_formed or "model" not in visibility
 
 
+def _event_object(value: Any) -> dict[str, Any] | None:
+  """A serialized Event as a dict (a JSON object text or a dict), or None."""
+  if isinstance(value, str):
+    try:
+      value = json.loads(value)
+    except ValueError:
+      return None
+  return value if isinstance(value, dict) else None
+
+
+def without_provenance(event: Mapping[str, Any]) -> dict[str, Any]:
+  """`event` without the keys provenance stamping adds."""
+  return {k: v for k, v in event.items() if k not in PROVENANCE_KEYS}
+
+
+def _provenance_explains(difference: Difference) -> bool:
+  """Whether `difference` is exactly provenance stamping on one Event.
+
+  Both sides must be one serialized Event; the patched one may add only
+  `PROVENANCE_KEYS` (each with a value of its vocabulary, `invocation_origin`
+  always present) and must otherwise equal the pristine one key for key.
+  """
+  pristine = _event_object(difference.pristine)
+  patched = _event_object(difference.patched)
+  if pristine is None or patched is None:
+    return False
+  if any(key in pristine for key in PROVENANCE_KEYS):
+    return False
+  added = {k: v for k, v in patched.items() if k in PROVENANCE_KEYS}
+  if not {"invocation_origin", "invocationOrigin"} & set(added):
+    return False
+  if any(value not in PROVENANCE_KEYS[k] for k, value in added.items()):
+    return False
+  return without_provenance(patched) == pristine
+
+
 def _explains(
     change: DeclaredChange,
     difference: Difference,
@@ -380,8 +430,7 @@ def _explains(
     return _ui_projection_explains(difference, pristine, patched)
   if change is DeclaredChange.VISIBILITY_ENFORCEMENT:
     return _visibility_explains(difference)
-  # PROVENANCE_STAMPING does not exist in PR 1: nothing is explained by it.
-  return False
+  return _provenance_explains(difference)
 
 
 def compare(

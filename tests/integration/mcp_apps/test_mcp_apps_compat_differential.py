@@ -236,8 +236,72 @@ def test_declared_changes_are_the_rfcs_three() -> None:
       "UI-result projection",
       "provenance stamping",
   }
-  # Provenance stamping does not exist in PR 1, so no scenario tolerates it.
-  assert all(
-      DeclaredChange.PROVENANCE_STAMPING not in changes
-      for changes in differential.TOLERATED.values()
+  # Provenance stamping (PR 3) shows only where whole Events are compared.
+  assert {
+      scenario
+      for scenario, changes in differential.TOLERATED.items()
+      if DeclaredChange.PROVENANCE_STAMPING in changes
+  } == {"ui_event_serialization"}
+
+
+def _stored(*events: dict[str, Any]) -> dict[str, Any]:
+  """A scenario output holding `events` as serialized stored Events."""
+  return {"stored_events": [json.dumps(e, sort_keys=True) for e in events]}
+
+
+_USER_EVENT = {"author": "user", "invocation_id": "<invocation-0>"}
+
+
+@pytest.mark.parametrize(
+    "added",
+    [
+        {"invocation_origin": "user"},
+        {"invocationOrigin": "mcp_app"},
+        {"invocation_origin": "system", "emitter": "session-api"},
+    ],
+)
+def test_harness_explains_exactly_the_added_provenance_keys(
+    added: dict[str, str],
+) -> None:
+  """Provenance stamping explains an Event that only gained its keys."""
+  comparison = differential.compare(
+      "ui_event_serialization",
+      differential.Outputs(
+          _stored(_USER_EVENT), _stored({**_USER_EVENT, **added})
+      ),
   )
+  assert comparison.untolerated == ()
+  assert [c for _, c in comparison.tolerated] == [
+      DeclaredChange.PROVENANCE_STAMPING
+  ]
+
+
+@pytest.mark.parametrize(
+    "patched",
+    [
+        # An audience is never stamped on a profile-less Event.
+        {**_USER_EVENT, "invocation_origin": "user", "audience": "app_audit"},
+        # Only the vocabulary: 'model' is a caller, never an origin.
+        {**_USER_EVENT, "invocation_origin": "model"},
+        # An emitter alone is not provenance stamping.
+        {**_USER_EVENT, "emitter": "system"},
+        # Anything else that changed with it is not explained.
+        {
+            "author": "model",
+            "invocation_id": "<invocation-0>",
+            "invocation_origin": "user",
+        },
+        # A key removed is not explained either.
+        {"author": "user", "invocation_origin": "user"},
+    ],
+)
+def test_harness_rejects_anything_beyond_the_added_provenance_keys(
+    patched: dict[str, str],
+) -> None:
+  """Provenance stamping tolerates nothing but its own added keys."""
+  comparison = differential.compare(
+      "ui_event_serialization",
+      differential.Outputs(_stored(_USER_EVENT), _stored(patched)),
+  )
+  assert comparison.tolerated == ()
+  assert [d.path for d in comparison.untolerated] == [("stored_events", 0)]

@@ -20,7 +20,8 @@ tree, in subprocesses, and compares every stored and yielded Event's
 `exclude_none` serialization (snake case and by alias, with run-dependent
 ids and timestamps masked), the legacy widget payloads and the function
 responses. The only differences are those the declared UI-result projection
-explains; the new optional Event field `sealedResultRefs` appears nowhere.
+and provenance stamping (PR 3) explain; the new optional Event field
+`sealedResultRefs` appears nowhere.
 """
 
 from __future__ import annotations
@@ -54,35 +55,40 @@ def golden() -> differential.Outputs:
 def test_profile_less_golden_run_differs_only_as_declared(
     golden: differential.Outputs,
 ) -> None:
-  """P2-COMP-04: no profile bound, only the declared projection differs.
+  """P2-COMP-04: no profile bound, only the declared changes differ.
 
   Every stored and yielded Event, serialized with `exclude_none` (snake case
-  and by alias), and every legacy widget payload are byte-identical to
-  pristine 2.13.0; the function responses differ only where the declared
-  UI-result projection explains it. No other declared change is needed,
-  and none of the three explains anything else.
+  and by alias), equals pristine 2.13.0 but for the `invocation_origin` key
+  provenance stamping adds (declared exception #3); every legacy widget
+  payload is byte-identical; the function responses differ only where the
+  declared UI-result projection explains it. Nothing else is explained.
   """
-  comparison = differential.compare(
-      COMP_04,
-      golden,
-      tolerated=frozenset({DeclaredChange.UI_RESULT_PROJECTION}),
-  )
+  comparison = differential.compare(COMP_04, golden)
   assert comparison.untolerated == ()
-  assert {d.path[-1] for d, _ in comparison.tolerated} == {
+  by_change: dict[DeclaredChange, set[object]] = {}
+  for difference, change in comparison.tolerated:
+    by_change.setdefault(change, set()).add(difference.path[-1])
+  assert by_change[DeclaredChange.UI_RESULT_PROJECTION] == {
       "meta",
       "structuredContent",
       "resultType",
   }
-  assert {c for _, c in comparison.tolerated} == {
-      DeclaredChange.UI_RESULT_PROJECTION
+  assert set(by_change) == {
+      DeclaredChange.UI_RESULT_PROJECTION,
+      DeclaredChange.PROVENANCE_STAMPING,
   }
-  for key in (
-      "stored_events",
-      "stored_events_by_alias",
-      "yielded_events",
-      "widgets",
-  ):
-    assert golden.patched[key] == golden.pristine[key], key
+  assert golden.patched["widgets"] == golden.pristine["widgets"]
+  for key in ("stored_events", "stored_events_by_alias", "yielded_events"):
+    origin = (
+        "invocationOrigin"
+        if key.endswith("by_alias")
+        else ("invocation_origin")
+    )
+    patched = [json.loads(text) for text in golden.patched[key]]
+    pristine = [json.loads(text) for text in golden.pristine[key]]
+    # A user turn: every Event says so, and nothing else was added.
+    assert [event[origin] for event in patched] == ["user"] * len(patched)
+    assert [differential.without_provenance(e) for e in patched] == pristine
   (widget,) = golden.patched["widgets"]
   assert widget["provider"] == "mcp"
   assert set(widget["payload"]) == {"resource_uri", "tool", "tool_args"}
@@ -95,7 +101,7 @@ def test_profile_less_golden_run_differs_only_as_declared(
       "meta",
       "structuredContent",
       "resultType",
-  }
+  } | {index for index in range(len(golden.patched["stored_events"]))}
 
 
 @pytest.mark.conformance("P2-COMP-04")

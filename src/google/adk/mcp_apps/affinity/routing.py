@@ -52,6 +52,8 @@ from ..contracts.principal_resolver import Principal
 from ..contracts.scope import SessionKey
 from ..descriptor.widget_descriptor import WidgetCorrelation
 from ..errors import McpAppVisibilityError
+from ..event_policy.provenance import admitted_operation
+from ..event_policy.provenance import APP_OPERATION
 from ..lifecycle.adoption import touch_record
 from ..lifecycle.invocation_incarnation import pin_incarnation
 from ..lifecycle.invocation_incarnation import pinned_incarnation
@@ -632,6 +634,7 @@ class AppSafeMcpTool(AdmittedMcpTool):
     return await call.prepare(headers)
 
 
+@admitted_operation(APP_OPERATION)
 async def call_app_tool(
     hold: GenerationHold,
     tool_name: str,
@@ -645,7 +648,9 @@ async def call_app_tool(
   """A View's app `tools/call`, admitted and run on the View's generation.
 
   The admission listing and the call both run on the held generation; an
-  invalidated generation fails typed before anything is sent.
+  invalidated generation fails typed before anything is sent. The call is
+  the View's own operation: an Event appended while it runs is stamped
+  `mcp_app`, emitted by the app, for the app_audit audience.
 
   Args:
     hold: The View's hold on its bound generation.

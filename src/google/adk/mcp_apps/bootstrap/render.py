@@ -49,6 +49,8 @@ from ..contracts.scope import SessionKey
 from ..contracts.session_authorizer import SessionPurpose
 from ..descriptor.widget_descriptor import McpAppWidgetDescriptor
 from ..errors import McpAppsError
+from ..event_policy.provenance import admitted_operation
+from ..event_policy.provenance import HOST_RENDER
 from ..profile.capabilities import MCP_APP_MIME_TYPE
 from ..profile.host_profile import McpAppsHostProfile
 from ..resources.uri import uris_equal
@@ -306,6 +308,7 @@ def _ui_meta(item: Any, listing_ui_meta: Optional[Mapping[str, Any]]) -> Any:
   return listing_ui_meta
 
 
+@admitted_operation(HOST_RENDER)
 async def bootstrap_render(
     *,
     registry: Any,
@@ -321,6 +324,9 @@ async def bootstrap_render(
     observer: Optional[Observer] = None,
 ) -> RenderDocument:
   """Bootstraps one View, in order; see docs/design/bootstrap.md.
+
+  The render is the host's own operation: an Event appended while it runs
+  is stamped `mcp_app`, emitted by the host, for the app_audit audience.
 
   Args:
     registry: The `McpAppBindingRegistry` serving the toolset.

@@ -31,10 +31,18 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import functools
 import threading
+from typing import Any
+from typing import AsyncGenerator
+from typing import Awaitable
+from typing import Callable
 from typing import Final
 from typing import Iterator
 from typing import Optional
+from typing import TypeVar
+
+from typing_extensions import ParamSpec
 
 from .protected_fields import Audience
 from .protected_fields import Emitter
@@ -85,11 +93,24 @@ UNSCOPED: Final = Provenance('system')
 """An append outside every admitted operation (unsupported, still
 stamped)."""
 
-_current: contextvars.ContextVar[Optional[Provenance]] = (
-    contextvars.ContextVar('adk_mcp_apps_provenance', default=None)
+_current: contextvars.ContextVar[Optional[Provenance]] = contextvars.ContextVar(
+    'adk_mcp_apps_provenance', default=None
 )
 _invocations: dict[str, Provenance] = {}
 _invocations_lock = threading.Lock()
+
+
+@dataclasses.dataclass
+class _RunnerCall:
+  """One Runner entry point call: what it admits and the ids it bound."""
+
+  provenance: Provenance
+  bound: list[str] = dataclasses.field(default_factory=list)
+
+
+_runner_call: contextvars.ContextVar[Optional[_RunnerCall]] = (
+    contextvars.ContextVar('adk_mcp_apps_runner_call', default=None)
+)
 
 
 @contextlib.contextmanager
@@ -100,6 +121,29 @@ def admitted(provenance: Provenance) -> Iterator[Provenance]:
     yield provenance
   finally:
     _current.reset(token)
+
+
+_P = ParamSpec('_P')
+_R = TypeVar('_R')
+
+
+def admitted_operation(
+    provenance: Provenance,
+) -> Callable[[Callable[_P, Awaitable[_R]]], Callable[_P, Awaitable[_R]]]:
+  """Decorates a coroutine function: each call is one operation admitted
+  with `provenance` (see `admitted`)."""
+
+  def decorate(
+      operation: Callable[_P, Awaitable[_R]],
+  ) -> Callable[_P, Awaitable[_R]]:
+    @functools.wraps(operation)
+    async def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+      with admitted(provenance):
+        return await operation(*args, **kwargs)
+
+    return run
+
+  return decorate
 
 
 def current_provenance() -> Optional[Provenance]:
@@ -126,6 +170,65 @@ def invocation_provenance(invocation_id: str) -> Optional[Provenance]:
   """The provenance a live invocation was admitted with, if any."""
   with _invocations_lock:
     return _invocations.get(invocation_id)
+
+
+def operation_provenance(invocation_id: str) -> Provenance:
+  """The provenance an execution context reports: the one its invocation
+  was admitted with, else the innermost admitted scope, else `UNSCOPED`."""
+  bound = invocation_provenance(invocation_id) if invocation_id else None
+  return bound or current_provenance() or UNSCOPED
+
+
+def admit_invocation(invocation_id: str) -> Provenance:
+  """Binds a new invocation of the current Runner call, once.
+
+  The provenance is the innermost admitted scope, else that of an enclosing
+  Runner call (a nested Runner inside a tool belongs to its caller's
+  operation), else `USER_TURN`. Outside a Runner call (see
+  `admits_invocations`) nothing is bound, since nothing would release it.
+  """
+  call = _runner_call.get()
+  if call is None:
+    return current_provenance() or USER_TURN
+  provenance = current_provenance() or call.provenance
+  bind_invocation(invocation_id, provenance)
+  if invocation_id not in call.bound:
+    call.bound.append(invocation_id)
+  return provenance
+
+
+_AsyncGenFn = Callable[..., AsyncGenerator[Any, None]]
+
+
+def admits_invocations(method: _AsyncGenFn) -> _AsyncGenFn:
+  """Makes a Runner entry point one admitted operation.
+
+  Every invocation it creates is bound by `admit_invocation` and released
+  when the entry point's generator ends, however it ends.
+  """
+
+  @functools.wraps(method)
+  async def entry(*args: Any, **kwargs: Any) -> AsyncGenerator[Any, None]:
+    enclosing = _runner_call.get()
+    inherited = enclosing.provenance if enclosing is not None else USER_TURN
+    call = _RunnerCall(current_provenance() or inherited)
+    token = _runner_call.set(call)
+    agen = method(*args, **kwargs)
+    try:
+      async for item in agen:
+        yield item
+    finally:
+      try:
+        await agen.aclose()
+      finally:
+        for invocation_id in call.bound:
+          release_invocation(invocation_id)
+        try:
+          _runner_call.reset(token)
+        except ValueError:
+          pass  # Closed from another context (a finalizer task).
+
+  return entry
 
 
 def provenance_for(invocation_id: str) -> Provenance:

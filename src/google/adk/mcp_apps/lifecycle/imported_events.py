@@ -42,7 +42,11 @@ def finalize_imported_events(events: Sequence[Event]) -> list[Event]:
   Each event is deep-copied, stripped of caller-supplied internal metadata
   and stamped restored (the API server's `mark_restored`). Partial events
   and events that carry a state delta are refused: an import restores a
-  conversation, it does not change state.
+  conversation, it does not change state. The protected fields are the
+  first-party Session API's (`invocation_origin='system'`,
+  `emitter='session-api'`, no audience), whatever the caller sent, so the
+  digest covers what the session service's finalizer stores; the declared
+  `author` is kept.
 
   Args:
     events: The events to import, in order.
@@ -61,7 +65,13 @@ def finalize_imported_events(events: Sequence[Event]) -> list[Event]:
       raise ValueError(f'imported event {index} is partial')
     if event.actions.state_delta:
       raise ValueError(f'imported event {index} carries a state delta')
-    finalized.append(mark_restored(copy.deepcopy(event)))
+    imported = mark_restored(copy.deepcopy(event))
+    # The values of `event_policy.provenance.SESSION_API`, restated: this
+    # layer sits below the event policy (see the package's layering).
+    imported.audience = None
+    imported.invocation_origin = 'system'
+    imported.emitter = 'session-api'
+    finalized.append(imported)
   return finalized
 
 

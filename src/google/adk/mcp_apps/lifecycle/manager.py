@@ -34,11 +34,14 @@ from collections.abc import Awaitable
 from collections.abc import Callable
 from collections.abc import Sequence
 import dataclasses
+import hashlib
 import logging
 from typing import Any
 from typing import Optional
 from typing import Protocol
 import uuid
+
+from opentelemetry import metrics
 
 from ...events.event import Event
 from ...sessions.base_session_service import GetSessionConfig
@@ -65,6 +68,51 @@ from .imported_events import finalize_imported_events
 from .imported_events import import_digest
 
 logger = logging.getLogger('google_adk.' + __name__)
+
+_deletions = metrics.get_meter('google_adk.mcp_apps.lifecycle').create_counter(
+    'adk.mcp_apps.session_deletion',
+    description=(
+        'Session deletion signals: intent, completed or failed (attribute'
+        ' "signal"), never as session Events.'
+    ),
+)
+
+
+class DeletionSignal:
+  """What a deletion reports besides its lifecycle record."""
+
+  INTENT = 'intent'
+  COMPLETED = 'completed'
+  FAILED = 'failed'
+
+
+def session_ref(session: SessionKey) -> str:
+  """A redacted reference to `session` for logs and metrics: a digest of
+  its key, never the key itself."""
+  key = '\x00'.join((session.app_name, session.user_id, session.session_id))
+  return hashlib.sha256(key.encode('utf-8')).hexdigest()[:16]
+
+
+def _signal_deletion(
+    signal: str,
+    session: SessionKey,
+    incarnation: int,
+    *,
+    step: Optional[str] = None,
+    error: Optional[BaseException] = None,
+) -> None:
+  """Logs (critical) and counts a deletion signal, redacted: the key's
+  digest, the incarnation, the step and the error's type, never the key or
+  the error's message. Never written as a session Event."""
+  _deletions.add(1, {'signal': signal})
+  logger.critical(
+      'Session lifecycle: deletion %s (session_ref=%s incarnation=%d%s%s)',
+      signal,
+      session_ref(session),
+      incarnation,
+      f' step={step}' if step else '',
+      f' error={type(error).__name__}' if error is not None else '',
+  )
 
 
 class FaultPoint:
@@ -484,10 +532,7 @@ class SessionLifecycleManager:
     deleting = await self.store.begin_deletion(
         session, incarnation=record.incarnation
     )
-    logger.warning(
-        'Session lifecycle: deletion of incarnation %d begun',
-        deleting.incarnation,
-    )
+    _signal_deletion(DeletionSignal.INTENT, session, deleting.incarnation)
     await self._fault(FaultPoint.AFTER_DELETING)
     return await self._run_deletion(session, deleting)
 
@@ -518,7 +563,15 @@ class SessionLifecycleManager:
     ) -> None:
       if name in done:
         return
-      await action()
+      try:
+        await action()
+      except BaseException as error:
+        # The record stays DELETING(n) with the steps done so far, for
+        # `resume_deletion`.
+        _signal_deletion(
+            DeletionSignal.FAILED, session, n, step=name, error=error
+        )
+        raise
       if not empty:
         # An empty step (no revoke hook, no coordinator) changes nothing a
         # resume could repeat, so it is not worth a durable write; its fault
@@ -563,7 +616,7 @@ class SessionLifecycleManager:
       )
     await self._fault(FaultPoint.BEFORE_COMPLETION_MARK)
     deleted = await self.store.complete_deletion(session, incarnation=n)
-    logger.warning('Session lifecycle: incarnation %d deleted', n)
+    _signal_deletion(DeletionSignal.COMPLETED, session, n)
     return deleted
 
 
