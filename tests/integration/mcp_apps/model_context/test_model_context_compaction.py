@@ -106,7 +106,7 @@ def _assert_summaries_hold_no_audit(
   assert len(audit_events(session)) == 3  # The control: they are stored.
 
 
-@pytest.mark.conformance("P3-PRED-02", "P3-PRED-04")
+@pytest.mark.conformance("P3-PRED-01", "P3-PRED-02", "P3-PRED-04")
 async def test_sliding_window_compaction_neither_counts_nor_reads_audit_events(
     backend: Backend,
 ) -> None:
@@ -137,7 +137,7 @@ async def test_sliding_window_compaction_neither_counts_nor_reads_audit_events(
   assert compaction.audience is None
 
 
-@pytest.mark.conformance("P3-PRED-03", "P3-PRED-04")
+@pytest.mark.conformance("P3-PRED-01", "P3-PRED-03", "P3-PRED-04")
 async def test_token_threshold_compaction_never_reads_audit_events(
     backend: Backend,
 ) -> None:
