@@ -71,6 +71,7 @@ _SIZES: dict[str, dict[str, tuple[str, ...]]] = {
         'canonical_json.py': (),
         'sealing.py': ('--n', '7'),
         'uri_canonicalization.py': (),
+        'model_context.py': ('--events', '1000', '--builds', '30'),
     },
     'smoke': {
         'mcp_calls.py': ('--calls', '3', '--warmup', '1'),
@@ -79,6 +80,7 @@ _SIZES: dict[str, dict[str, tuple[str, ...]]] = {
         'canonical_json.py': ('--runs', '1'),
         'sealing.py': ('--n', '1'),
         'uri_canonicalization.py': ('--count', '200'),
+        'model_context.py': ('--events', '40', '--builds', '1'),
     },
 }
 _size = _SIZES['full']
@@ -137,6 +139,7 @@ def main() -> None:
   _session_lifecycle()
   _canonical_json()
   _sealing()
+  _model_context(args.rounds, pristine_src)
   uri = _run(
       'uri_canonicalization.py',
       ROOT / 'src',
@@ -248,6 +251,40 @@ def _sealing() -> None:
   print(
       '  steps, median ms: '
       + ', '.join(f'{k.lower()} {v:.2f}' for k, v in boot['steps_ms'].items())
+  )
+
+
+def _model_context(rounds: int, pristine_src: Path) -> None:
+  """An LLM request from a long session, with 30% audit Events or none."""
+  trees = {'pristine': pristine_src, 'patched': ROOT / 'src'}
+  samples: dict[tuple[str, str], list[float]] = {}
+  events: dict[str, int] = {}
+  for _ in range(rounds):
+    for tree, src in trees.items():
+      result = _run('model_context.py', src, *_size['model_context.py'])
+      events = result['events']
+      for session in ('plain', 'audited'):
+        samples.setdefault((tree, session), []).append(result[session]['us'])
+  us = {key: statistics.median(values) for key, values in samples.items()}
+  print(
+      f'\nLLM request from a {events["audited"]:,}-Event session, 30% of them'
+      f' audit Events, vs its {events["plain"]:,} conversation Events alone;'
+      ' median microseconds per request'
+  )
+  print(f'  {"session":<22} {"pristine":>9} {"patched":>9} {"ratio":>7}')
+  for session, label in (
+      ('plain', 'conversation only'),
+      ('audited', 'with audit Events'),
+  ):
+    pristine, patched = us['pristine', session], us['patched', session]
+    print(
+        f'  {label:<22} {pristine:>9.0f} {patched:>9.0f}'
+        f' {_ratio(patched, pristine):>7}'
+    )
+  print(
+      '  patched, with audit Events / conversation only:'
+      f' {_ratio(us["patched", "audited"], us["patched", "plain"])}'
+      ' (pristine sends its audit records to the model as conversation)'
   )
 
 

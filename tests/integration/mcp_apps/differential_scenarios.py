@@ -58,6 +58,7 @@ from google.adk.tools.mcp_tool import McpToolset
 from google.adk.tools.mcp_tool import StdioConnectionParams
 from google.genai import types
 from mcp import StdioServerParameters
+from model_context.rewind_scenario import rewind_with_audit_events
 from pydantic import Field
 from scripted_llm import Call
 from scripted_llm import ScriptedLlm
@@ -538,6 +539,7 @@ SCENARIOS: dict[str, Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]] = {
     "conformance_catalog": conformance_catalog,
     "persist_ui_session": persist_ui_session,
     "ui_event_serialization": ui_event_serialization,
+    "rewind_with_audit_events": rewind_with_audit_events,
 }
 
 
