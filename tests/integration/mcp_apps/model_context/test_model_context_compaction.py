@@ -24,13 +24,6 @@ whatever it was given ends up in the stored summary too.
 
 from __future__ import annotations
 
-from conftest import app_call_audit_event
-from conftest import assert_no_sentinel
-from conftest import audit_event
-from conftest import audit_events
-from conftest import Backend
-from conftest import Conversation
-from conftest import SENTINEL
 from differential_scenarios import EchoSummarizerLlm
 from differential_scenarios import RecordingLlm
 from google.adk.agents.llm_agent import LlmAgent
@@ -40,6 +33,13 @@ from google.adk.apps.base_events_summarizer import BaseEventsSummarizer
 from google.adk.apps.llm_event_summarizer import LlmEventSummarizer
 from google.adk.events.event import Event
 from google.adk.sessions.session import Session
+from model_context_support import app_call_audit_event
+from model_context_support import assert_no_sentinel
+from model_context_support import audit_event
+from model_context_support import audit_events
+from model_context_support import Backend
+from model_context_support import Conversation
+from model_context_support import SENTINEL
 import pytest
 
 pytestmark = pytest.mark.integration

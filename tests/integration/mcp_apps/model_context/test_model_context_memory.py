@@ -25,13 +25,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 import pathlib
 
-from conftest import app_call_audit_event
-from conftest import audit_event
-from conftest import audit_events
-from conftest import Backend
-from conftest import Conversation
-from conftest import SENTINEL
-from conftest import USER_ID
 from differential_scenarios import RecordingLlm
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.agents.llm_agent import LlmAgent
@@ -40,6 +33,13 @@ from google.adk.memory import SqliteMemoryService
 from google.adk.memory.base_memory_service import BaseMemoryService
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.sessions.session import Session
+from model_context_support import app_call_audit_event
+from model_context_support import audit_event
+from model_context_support import audit_events
+from model_context_support import Backend
+from model_context_support import Conversation
+from model_context_support import SENTINEL
+from model_context_support import USER_ID
 import pytest
 
 pytestmark = pytest.mark.integration

@@ -25,18 +25,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import app_call_audit_event
-from conftest import append_audit
-from conftest import assert_no_sentinel
-from conftest import audit_event
-from conftest import audit_events
-from conftest import Backend
-from conftest import Conversation
-from conftest import request_bytes
-from conftest import SENTINEL
 from differential_scenarios import RecordingLlm
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.tools.tool_context import ToolContext
+from model_context_support import app_call_audit_event
+from model_context_support import append_audit
+from model_context_support import assert_no_sentinel
+from model_context_support import audit_event
+from model_context_support import audit_events
+from model_context_support import Backend
+from model_context_support import Conversation
+from model_context_support import request_bytes
+from model_context_support import SENTINEL
 import pytest
 
 pytestmark = pytest.mark.integration

@@ -28,14 +28,6 @@ from collections.abc import AsyncIterator
 from collections.abc import Callable
 from typing import Any
 
-from conftest import app_call_audit_event
-from conftest import assert_no_sentinel
-from conftest import audit_event
-from conftest import Backend
-from conftest import call_part
-from conftest import Conversation
-from conftest import response_part
-from conftest import SENTINEL
 from differential_scenarios import RecordingLlm
 from google.adk.agents.llm.task._finish_task_tool import FINISH_TASK_SUCCESS_RESULT
 from google.adk.agents.llm.task._finish_task_tool import FINISH_TASK_TOOL_NAME
@@ -47,6 +39,14 @@ from google.adk.utils._function_call_names import REQUEST_INPUT_FUNCTION_CALL_NA
 from google.adk.workflow import START
 from google.adk.workflow import Workflow
 from google.genai import types
+from model_context_support import app_call_audit_event
+from model_context_support import assert_no_sentinel
+from model_context_support import audit_event
+from model_context_support import Backend
+from model_context_support import call_part
+from model_context_support import Conversation
+from model_context_support import response_part
+from model_context_support import SENTINEL
 import pytest
 
 pytestmark = pytest.mark.integration
