@@ -39,8 +39,11 @@ _DIGEST_DOMAIN = b'adk-mcp-apps/session-import/v1\x00'
 def finalize_imported_events(events: Sequence[Event]) -> list[Event]:
   """Finalizes events imported at creation, before any digest is taken.
 
-  Each event is deep-copied, stripped of caller-supplied internal metadata
-  and stamped restored (the API server's `mark_restored`). Partial events
+  Each event is deep-copied, stripped of caller-supplied internal metadata,
+  stamped restored (the API server's `mark_restored`) and given the
+  Session API's protected fields (`invocation_origin='system'`,
+  `emitter='session-api'`, no audience), as the session service's
+  finalizer stores them. Partial events
   and events that carry a state delta are refused: an import restores a
   conversation, it does not change state.
 
@@ -61,7 +64,14 @@ def finalize_imported_events(events: Sequence[Event]) -> list[Event]:
       raise ValueError(f'imported event {index} is partial')
     if event.actions.state_delta:
       raise ValueError(f'imported event {index} carries a state delta')
-    finalized.append(mark_restored(copy.deepcopy(event)))
+    copied = mark_restored(copy.deepcopy(event))
+    # The first-party Session API's provenance, as the session service's
+    # finalizer stamps it on every imported Event it stores (this layer
+    # sits below `event_policy`, so the values are spelled here).
+    copied.audience = None
+    copied.invocation_origin = 'system'
+    copied.emitter = 'session-api'
+    finalized.append(copied)
   return finalized
 
 
