@@ -310,8 +310,11 @@ async def make_backend(
   monkeypatch = request.getfixturevalue("monkeypatch")
   # The service imports the Agent Engine SDK only to check it is installed;
   # the stand-in transport replaces the client, so an empty module will do.
+  # It stands in for ADK's import shim, for this test only.
+  shim = types.ModuleType("google.adk.dependencies._agentplatform")
+  shim.agentplatform = types.ModuleType("agentplatform")  # type: ignore[attr-defined]
   monkeypatch.setitem(
-      sys.modules, "agentplatform", types.ModuleType("agentplatform")
+      sys.modules, "google.adk.dependencies._agentplatform", shim
   )
   engine = FakeAgentEngine()
   service_class = vertex_service_class()
