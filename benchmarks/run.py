@@ -72,6 +72,7 @@ _SIZES: dict[str, dict[str, tuple[str, ...]]] = {
         'sealing.py': ('--n', '7'),
         'uri_canonicalization.py': (),
         'model_context.py': ('--events', '1000', '--builds', '30'),
+        'append_latency.py': ('--n', '300'),
     },
     'smoke': {
         'mcp_calls.py': ('--calls', '3', '--warmup', '1'),
@@ -81,6 +82,7 @@ _SIZES: dict[str, dict[str, tuple[str, ...]]] = {
         'sealing.py': ('--n', '1'),
         'uri_canonicalization.py': ('--count', '200'),
         'model_context.py': ('--events', '40', '--builds', '1'),
+        'append_latency.py': ('--n', '3', '--warmup', '1'),
     },
 }
 _size = _SIZES['full']
@@ -137,6 +139,7 @@ def main() -> None:
   )
   _ui_calls(args.rounds, pristine_src)
   _session_lifecycle()
+  _append_latency(args.rounds, pristine_src)
   _canonical_json()
   _sealing()
   _model_context(args.rounds, pristine_src)
@@ -206,6 +209,48 @@ def _session_lifecycle() -> None:
         f' {row["delete_ratio"]:>6.2f}x'
     )
   print('  (target: lifecycle create <= 1.5x plain create)')
+
+
+def _append_latency(rounds: int, pristine_src: Path) -> None:
+  """A plain model Event's append, per backend: patched vs pristine."""
+  sys.path.insert(0, str(ROOT / 'tests' / 'integration' / 'fixtures'))
+  from postgres_server import find_postgres_bindir  # pylint: disable=g-import-not-at-top
+  from postgres_server import postgres_server  # pylint: disable=g-import-not-at-top
+
+  def measure(pg_url: str | None) -> dict[str, dict[str, list[float]]]:
+    extra = ('--pg-url', pg_url) if pg_url else ()
+    found: dict[str, dict[str, list[float]]] = {'pristine': {}, 'patched': {}}
+    trees = [('pristine', pristine_src), ('patched', ROOT / 'src')]
+    for round_ in range(rounds):
+      # Alternate which tree goes first, so drift favours neither.
+      for name, src in trees if round_ % 2 == 0 else trees[::-1]:
+        result = _run(
+            'append_latency.py', src, *_size['append_latency.py'], *extra
+        )
+        for backend, value in result['median_us'].items():
+          found[name].setdefault(backend, []).append(value)
+    return found
+
+  if find_postgres_bindir() is not None:
+    with postgres_server() as server:
+      samples = measure(server.create_database())
+  else:
+    samples = measure(None)
+  print(
+      '\nAppend of a plain model Event, no profile bound, median microseconds'
+  )
+  print(
+      f'  {"backend":<20} {"pristine":>10} {"patched":>10} {"ratio":>8}'
+      f' {"difference":>11}'
+  )
+  for backend, values in samples['pristine'].items():
+    pristine = statistics.median(values)
+    patched = statistics.median(samples['patched'][backend])
+    print(
+        f'  {backend:<20} {pristine:>10.1f} {patched:>10.1f}'
+        f' {_ratio(patched, pristine):>8} {patched - pristine:>+11.1f}'
+    )
+  print('  (target: patched/pristine <= 1.05x; the core event finalizer)')
 
 
 def _canonical_json() -> None:

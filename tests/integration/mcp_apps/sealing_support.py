@@ -51,9 +51,13 @@ from google.adk.mcp_apps.contracts.sealed_result_store import SealedRecordScope
 from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultRef
 from google.adk.mcp_apps.descriptor.reference_validation import mcp_widgets
 from google.adk.mcp_apps.descriptor.widget_descriptor import McpAppWidgetDescriptor
+from google.adk.mcp_apps.descriptor.widget_descriptor import WidgetCorrelation
 from google.adk.mcp_apps.profile import local_dev_profile
 from google.adk.mcp_apps.profile.host_profile import McpAppsHostProfile
 from google.adk.mcp_apps.sealing.result_sealer import PENDING_SEALS
+from google.adk.mcp_apps.sealing.result_sealer import prepare_seal
+from google.adk.mcp_apps.sealing.result_sealer import SealPlacement
+from google.adk.mcp_apps.sealing.result_sealer import SealRequest
 from google.adk.mcp_apps.stores.sql_key_provider import SqlBindingKeyProvider
 from google.adk.mcp_apps.stores.sql_sealed_result_store import SqlSealedResultStore
 from google.adk.mcp_apps.stores.sql_session_lifecycle_store import SqlSessionLifecycleStore
@@ -129,6 +133,40 @@ async def sql_profile(
   }
   fields.update(overrides)
   return local_dev_profile(name, **fields)
+
+
+def event_seal(
+    profile: McpAppsHostProfile,
+    key: SessionKey,
+    invocation_id: str,
+    call_id: str,
+    result: dict[str, Any],
+) -> None:
+  """Leaves a pending Event-level seal of `result` for the call, as an
+  interactive non-rendering UI call of the conformance server does."""
+  from mcp_apps_conformance_server import names  # pylint: disable=g-import-not-at-top
+
+  descriptor = prepare_seal(
+      SealRequest(
+          profile=profile,
+          server_id="srv",
+          toolset_id=TOOLSET,
+          tool_name=names.APP_FOLLOWUP,
+          resource_uri=names.VIEW_URI,
+          declaration_fingerprint="fp",
+          catalog_generation=None,
+          session=key,
+          correlation=WidgetCorrelation(
+              invocation_id=invocation_id,
+              function_call_id=call_id,
+              agent_path="probe",
+          ),
+          arguments={},
+          full_result=result,
+      ),
+      placement=SealPlacement.EVENT,
+  )
+  assert descriptor is None
 
 
 async def close_profile(profile: McpAppsHostProfile) -> None:

@@ -71,9 +71,6 @@ from google.adk.mcp_apps.sealing.resolver import ResolutionFault
 from google.adk.mcp_apps.sealing.resolver import SealedResolutionError
 from google.adk.mcp_apps.sealing.resolver import ViewBinding
 from google.adk.mcp_apps.sealing.result_sealer import PENDING_SEALS
-from google.adk.mcp_apps.sealing.result_sealer import prepare_seal
-from google.adk.mcp_apps.sealing.result_sealer import SealPlacement
-from google.adk.mcp_apps.sealing.result_sealer import SealRequest
 from google.adk.mcp_apps.stores.sql_sealed_result_store import SealedRecordState
 from google.adk.mcp_apps.stores.sql_sealed_result_store import TABLE_NAME
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
@@ -86,6 +83,7 @@ from sealing_support import APP
 from sealing_support import bound_stack
 from sealing_support import BoundStack
 from sealing_support import close_profile
+from sealing_support import event_seal
 from sealing_support import sql_profile
 from sealing_support import TOOLSET
 from sealing_support import USER
@@ -423,36 +421,6 @@ async def test_restart_maps_references_by_call_id(any_env: Env):
 # --- Event-level placement ---------------------------------------------------
 
 
-def _event_seal(
-    profile: McpAppsHostProfile,
-    key: SessionKey,
-    invocation_id: str,
-    call_id: str,
-    result: dict[str, Any],
-) -> None:
-  descriptor = prepare_seal(
-      SealRequest(
-          profile=profile,
-          server_id="srv",
-          toolset_id=TOOLSET,
-          tool_name=names.APP_FOLLOWUP,
-          resource_uri=names.VIEW_URI,
-          declaration_fingerprint="fp",
-          catalog_generation=None,
-          session=key,
-          correlation=WidgetCorrelation(
-              invocation_id=invocation_id,
-              function_call_id=call_id,
-              agent_path="probe",
-          ),
-          arguments={},
-          full_result=result,
-      ),
-      placement=SealPlacement.EVENT,
-  )
-  assert descriptor is None
-
-
 def _audit_event(invocation_id: str, call_ids: list[str]) -> Event:
   return Event(
       invocation_id=invocation_id,
@@ -489,7 +457,7 @@ async def test_event_level_references(env: Env):
         ("inv-several", ["fc-two", "fc-three"]),
     ):
       for call_id in call_ids:
-        _event_seal(st.profile, key, invocation_id, call_id, results[call_id])
+        event_seal(st.profile, key, invocation_id, call_id, results[call_id])
       session = await st.session_service.get_session(
           app_name=APP, user_id=USER, session_id=sid
       )

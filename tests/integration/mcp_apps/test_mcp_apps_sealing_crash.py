@@ -574,16 +574,18 @@ async def test_restart_gc_removes_unreferenced_keeps_referenced(
 
 
 class RecordingSqliteSessionService(SqliteSessionService):
-  """Journals the append of every Event that carries a widget."""
+  """Journals the store of every Event that carries a widget: the moment
+  the finalizer (which seals) hands the Event to the backend's write."""
 
   def __init__(self, path: str, journal: list[str]) -> None:
     super().__init__(path)
     self.journal = journal
 
-  async def append_event(self, session: Any, event: Event) -> Event:
+  async def _finalize_event(self, session: Any, event: Event) -> Event:
+    event = await super()._finalize_event(session, event)
     if event.actions and event.actions.render_ui_widgets:
       self.journal.append('event.append')
-    return await super().append_event(session=session, event=event)
+    return event
 
 
 @pytest.mark.conformance('P2-RIR-05')

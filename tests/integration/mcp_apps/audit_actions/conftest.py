@@ -47,16 +47,6 @@ from sqlalchemy.ext.asyncio import create_async_engine
 APP_NAME = "audit_app"
 USER_ID = "user-1"
 
-SQL_FINALIZER_PENDING = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the SQL services do not call the core finalizer yet; the finalizer"
-        " wiring of every backend (issue 18, helper A) removes this mark"
-    ),
-)
-"""Marks a variant that needs the finalizer on a SQL service. Strict: once
-the SQL services finalize, the variant passes and this mark must go."""
-
 
 @dataclasses.dataclass
 class Backend:
@@ -180,9 +170,9 @@ async def _open(
 @pytest.fixture(
     params=[
         pytest.param("in_memory"),
-        pytest.param("sqlite", marks=SQL_FINALIZER_PENDING),
-        pytest.param("database", marks=SQL_FINALIZER_PENDING),
-        pytest.param("postgres", marks=SQL_FINALIZER_PENDING),
+        pytest.param("sqlite"),
+        pytest.param("database"),
+        pytest.param("postgres"),
     ]
 )
 async def backend(

@@ -35,7 +35,7 @@ async def backend(
   """Each session service the content and routing cases run on."""
   name = request.param
   if name == "memory":
-    yield Backend(name, InMemorySessionService(), finalizes=True)
+    yield Backend(name, InMemorySessionService())
     return
   if name == "sqlite":
     service: Any = SqliteSessionService(db_path=str(tmp_path / "sessions.db"))
@@ -44,6 +44,6 @@ async def backend(
         f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}"
     )
   try:
-    yield Backend(name, service, finalizes=False)
+    yield Backend(name, service)
   finally:
     await service.close()

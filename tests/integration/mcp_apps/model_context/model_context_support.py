@@ -56,16 +56,11 @@ class Backend:
 
   Attributes:
     name: `memory`, `sqlite` or `database`.
-    service: The service.
-    finalizes: Whether its `append_event` runs the core finalizer. Until
-      the SQL services run it (helper A's part of issue 18), their audit
-      Events are appended with `audience` already set, which their JSON
-      `event_data` persists as it persists any Event field.
+    service: The service; its `append_event` runs the core finalizer.
   """
 
   name: str
   service: BaseSessionService
-  finalizes: bool
 
 
 def text(value: str, role: str = "user") -> types.Content:
@@ -193,8 +188,6 @@ async def append_audit(
 ) -> Event:
   """Appends `event` under `admitted(APP_OPERATION)` through the service."""
   with admitted(APP_OPERATION):
-    if not backend.finalizes:
-      event.audience = APP_AUDIT
     stored = await backend.service.append_event(session=session, event=event)
   assert stored.audience == APP_AUDIT
   return stored

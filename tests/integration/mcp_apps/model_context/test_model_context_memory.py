@@ -75,7 +75,7 @@ async def _session_with_audit_events(
   agent = LlmAgent(
       name=AGENT, model=RecordingLlm(), after_agent_callback=remember
   )
-  backend = Backend("memory", InMemorySessionService(), finalizes=True)
+  backend = Backend("memory", InMemorySessionService())
   async with Conversation(
       backend, agent, memory_service=memory_service
   ) as chat:

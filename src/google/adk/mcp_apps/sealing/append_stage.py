@@ -15,19 +15,23 @@
 
 """The append stage: seal, reference, validate, append, mark referenced.
 
-Runner appends go through `append_event_with_sealed_results`; without a
-bound profile and pending seals it validates references and appends, as
-upstream does. Design: docs/design/sealing.md.
+It runs in two halves inside every session service's `append_event` (the
+core event finalizer calls them): `seal_before_append` before the backend
+stores the Event, `complete_after_append` after it committed. Without a
+bound profile and pending seals it only validates references. Design:
+docs/design/sealing.md.
 
 Usage:
 
-  await append_event_with_sealed_results(
-      session_service, session=session, event=event
-  )
+  event = await seal_before_append(session_service, session, event)
+  ...  # the backend stores the Event
+  await complete_after_append(event)
 """
 
 from __future__ import annotations
 
+import contextvars
+import dataclasses
 import logging
 from typing import Any
 from typing import Awaitable
@@ -172,30 +176,55 @@ def _unplace(event: Event, seal: PendingSeal) -> None:
     event.actions.render_ui_widgets = remaining or None
 
 
-async def append_event_with_sealed_results(
-    session_service: Any,
-    *,
-    session: Any,
-    event: Event,
-    pending: PendingSeals = PENDING_SEALS,
+@dataclasses.dataclass
+class _StagedCommit:
+  """What the pre-persist half leaves for the post-persist half."""
+
+  event: Event
+  pending: PendingSeals
+  seals: list[PendingSeal]
+  placed: list[tuple[PendingSeal, SealedRecordScope, SealedResultRef]]
+
+
+_pending_override: contextvars.ContextVar[Optional[PendingSeals]] = (
+    contextvars.ContextVar('adk_mcp_apps_pending_seals', default=None)
+)
+_staged: contextvars.ContextVar[Optional[_StagedCommit]] = (
+    contextvars.ContextVar('adk_mcp_apps_staged_commit', default=None)
+)
+
+
+async def seal_before_append(
+    session_service: Any, session: Any, event: Event
 ) -> Event:
-  """Appends `event`, sealing the results of profile-bound UI calls first.
+  """The pre-persist half: pin check, envelopes, placement, validation.
+
+  Every session service's finalizer runs it before the Event is stored;
+  without a pin and pending seals it only validates the references (one
+  scan of the widgets).
 
   Raises:
-    DescriptorError: The Event's references do not hold; it is not
-      appended.
-    SealedResultStoreError: A store create failed; nothing is appended.
-    SessionNotAdmittedError: The Session is not `ACTIVE`.
+    DescriptorError: The Event's references do not hold; it must not be
+      stored.
+    SealedResultStoreError: A store create failed; nothing may be stored.
     StaleIncarnationError: The invocation started in an incarnation that
-      ended (the Session was deleted or recreated meanwhile); nothing is
-      written and the Event's pending seals are dropped.
+      ended (the Session was deleted or recreated meanwhile); the Event's
+      pending seals are dropped and nothing may be stored.
   """
+  if _staged.get() is not None:
+    _staged.set(None)
+  pending = _pending_override.get() or PENDING_SEALS
   seals: list[PendingSeal] = []
-  pin = None
-  if not event.partial:
-    if len(pending):
-      seals = pending.peek(event.invocation_id, function_response_ids(event))
-    pin = pinned_incarnation(session)
+  if len(pending):
+    seals = pending.peek(event.invocation_id, function_response_ids(event))
+  pin = pinned_incarnation(session)
+  if (
+      pin is None
+      and not seals
+      and not event.sealed_result_refs
+      and not event.actions.render_ui_widgets
+  ):
+    return event  # No reference to seal or to validate: upstream's append.
   if pin is not None:
     try:
       await require_pinned_incarnation(
@@ -206,10 +235,7 @@ async def append_event_with_sealed_results(
       raise
   if not seals:
     validate_event_references(event)
-    result: Event = await session_service.append_event(
-        session=session, event=event
-    )
-    return result
+    return event
   key = _session_key(session)
   seals = _revoke_stale(event, seals, pending)
   if not seals:
@@ -243,10 +269,25 @@ async def append_event_with_sealed_results(
           if s.placement is SealPlacement.EVENT
       ),
   )
-  result = await session_service.append_event(session=session, event=event)
-  pending.discard(event.invocation_id, [s.function_call_id for s in seals])
+  _staged.set(_StagedCommit(event, pending, seals, placed))
+  return event
+
+
+async def complete_after_append(event: Event) -> None:
+  """The post-persist half: drops the pending seals, marks references.
+
+  Every session service runs it once the Event is stored; it does nothing
+  for an Event `seal_before_append` sealed nothing for.
+  """
+  staged = _staged.get()
+  if staged is None or staged.event is not event:
+    return
+  _staged.set(None)
+  staged.pending.discard(
+      event.invocation_id, [s.function_call_id for s in staged.seals]
+  )
   await _fault(SealFault.AFTER_APPEND)
-  for seal, scope, ref in placed:
+  for seal, scope, ref in staged.placed:
     if isinstance(seal.store, ReferenceTrackingSealedResultStore):
       try:
         await seal.store.mark_referenced(scope, ref)
@@ -256,4 +297,29 @@ async def append_event_with_sealed_results(
         logger.warning(
             'Could not mark a sealed record referenced', exc_info=True
         )
+
+
+async def append_event_with_sealed_results(
+    session_service: Any,
+    *,
+    session: Any,
+    event: Event,
+    pending: PendingSeals = PENDING_SEALS,
+) -> Event:
+  """Appends `event` through `session_service.append_event`.
+
+  Every session service seals inside its own `append_event` (the core
+  event finalizer runs `seal_before_append` and `complete_after_append`),
+  so this is a plain append that reads the pending seals from `pending`.
+
+  Raises:
+    As `seal_before_append`, and whatever the service raises.
+  """
+  token = _pending_override.set(pending)
+  try:
+    result: Event = await session_service.append_event(
+        session=session, event=event
+    )
+  finally:
+    _pending_override.reset(token)
   return result
