@@ -30,13 +30,22 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import pathlib
 from typing import Any
 from typing import Optional
 
+from fastapi import FastAPI
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.apps.app import App
+from google.adk.artifacts.in_memory_artifact_service import InMemoryArtifactService
+from google.adk.auth.credential_service.in_memory_credential_service import InMemoryCredentialService
+from google.adk.cli.api_server import ApiServer
+from google.adk.cli.utils.base_agent_loader import BaseAgentLoader
+from google.adk.evaluation.in_memory_eval_sets_manager import InMemoryEvalSetsManager
+from google.adk.evaluation.local_eval_set_results_manager import LocalEvalSetResultsManager
 from google.adk.events.event import Event
+from google.adk.memory.in_memory_memory_service import InMemoryMemoryService
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
@@ -170,3 +179,33 @@ async def stored_events(
 def protected(event: Event) -> tuple[Any, Any, Any]:
   """`(audience, invocation_origin, emitter)` of `event`."""
   return tuple(getattr(event, name) for name in PROTECTED)  # type: ignore[return-value]
+
+
+class _OneAppLoader(BaseAgentLoader):
+  """Serves one app whose root agent does nothing."""
+
+  def __init__(self, app_name: str) -> None:
+    self._app_name = app_name
+
+  def load_agent(self, agent_name: str) -> LlmAgent:
+    return LlmAgent(name=agent_name)
+
+  def list_agents(self) -> list[str]:
+    return [self._app_name]
+
+
+def api_server_app(
+    service: BaseSessionService, app_name: str, tmp_path: pathlib.Path
+) -> FastAPI:
+  """ADK's own API server (its FastAPI app) over `service`."""
+  server = ApiServer(
+      agent_loader=_OneAppLoader(app_name),
+      session_service=service,
+      memory_service=InMemoryMemoryService(),
+      artifact_service=InMemoryArtifactService(),
+      credential_service=InMemoryCredentialService(),
+      eval_sets_manager=InMemoryEvalSetsManager(),
+      eval_set_results_manager=LocalEvalSetResultsManager(str(tmp_path)),
+      agents_dir=str(tmp_path),
+  )
+  return server.get_fast_api_app()

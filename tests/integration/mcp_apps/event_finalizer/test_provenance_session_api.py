@@ -27,16 +27,9 @@ import pathlib
 from typing import Any
 
 from fastapi.testclient import TestClient
-from google.adk.agents.llm_agent import LlmAgent
-from google.adk.artifacts.in_memory_artifact_service import InMemoryArtifactService
-from google.adk.auth.credential_service.in_memory_credential_service import InMemoryCredentialService
-from google.adk.cli.api_server import ApiServer
-from google.adk.cli.utils.base_agent_loader import BaseAgentLoader
-from google.adk.evaluation.in_memory_eval_sets_manager import InMemoryEvalSetsManager
-from google.adk.evaluation.local_eval_set_results_manager import LocalEvalSetResultsManager
 from google.adk.mcp_apps.event_policy import provenance
-from google.adk.memory.in_memory_memory_service import InMemoryMemoryService
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
+from provenance_support import api_server_app
 from provenance_support import protected
 import pytest
 
@@ -52,15 +45,6 @@ _FORGED = {
 }
 
 
-class _Loader(BaseAgentLoader):
-
-  def load_agent(self, agent_name: str) -> LlmAgent:
-    return LlmAgent(name=agent_name)
-
-  def list_agents(self) -> list[str]:
-    return [APP]
-
-
 @pytest.fixture
 def service() -> InMemorySessionService:
   return InMemorySessionService()
@@ -70,17 +54,7 @@ def service() -> InMemorySessionService:
 def client(
     service: InMemorySessionService, tmp_path: pathlib.Path
 ) -> Iterator[TestClient]:
-  server = ApiServer(
-      agent_loader=_Loader(),
-      session_service=service,
-      memory_service=InMemoryMemoryService(),
-      artifact_service=InMemoryArtifactService(),
-      credential_service=InMemoryCredentialService(),
-      eval_sets_manager=InMemoryEvalSetsManager(),
-      eval_set_results_manager=LocalEvalSetResultsManager(str(tmp_path)),
-      agents_dir=str(tmp_path),
-  )
-  with TestClient(server.get_fast_api_app()) as http:
+  with TestClient(api_server_app(service, APP, tmp_path)) as http:
     yield http
 
 
