@@ -37,7 +37,7 @@ LAYERS: list[set[str]] = [
     {"sealing"},
     {"event_policy"},
     {"affinity"},
-    {"binding", "bootstrap"},
+    {"binding", "bootstrap", "batch"},
 ]
 _RANK = {name: rank for rank, row in enumerate(LAYERS) for name in row}
 
