@@ -37,7 +37,9 @@ from typing_extensions import override
 from ...tools.mcp_tool.mcp_tool import McpTool
 
 if TYPE_CHECKING:
+  from ...agents.readonly_context import ReadonlyContext
   from ...tools.tool_context import ToolContext
+  from .tool_handles import TwoClassCatalog
 
 
 class Admission(Protocol):
@@ -52,18 +54,42 @@ class Admission(Protocol):
     ...
 
 
+class BatchDiscovery(Protocol):
+  """What lists a bound tool's server afresh when a batch calls it."""
+
+  async def discover_for_batch(
+      self, readonly_context: ReadonlyContext
+  ) -> TwoClassCatalog:
+    """Both connection classes, listed now (never a cached listing)."""
+    ...
+
+
 class AdmittedMcpTool(McpTool):
   """An `McpTool` run inside an admission gate; without one, an `McpTool`."""
 
-  def __init__(self, *, admission: Optional[Admission] = None, **kwargs: Any):
+  def __init__(
+      self,
+      *,
+      admission: Optional[Admission] = None,
+      discovery: Optional[BatchDiscovery] = None,
+      **kwargs: Any,
+  ):
     """Builds the tool.
 
     Args:
       admission: The gate every call enters; None admits every call.
+      discovery: The toolset that listed the tool under a bound profile; a
+        batch that calls the tool is admitted against its fresh listing.
       **kwargs: `McpTool`'s constructor arguments.
     """
     super().__init__(**kwargs)
     self._adk_apps_gate = admission
+    self._adk_apps_discovery = discovery
+
+  @property
+  def batch_discovery(self) -> Optional[BatchDiscovery]:
+    """The toolset a batch admission lists afresh (None: not profile-bound)."""
+    return self._adk_apps_discovery
 
   @property
   def admission(self) -> Optional[Admission]:

@@ -324,18 +324,28 @@ class AppSafeToolRouting:
       self,
       readonly_context: Optional[ReadonlyContext],
       headers: Optional[dict[str, str]],
-      callbacked_tools: list[types.Tool],
+      list_callbacked: Callable[[], Awaitable[list[types.Tool]]],
   ) -> TwoClassCatalog:
     """Two-class discovery: the app-safe listing first, then the rest.
+
+    The same algorithm builds the model's catalog and admits a batch: the
+    app-safe class is listed first (it decides which names are
+    UI-associated), then the callbacked class; both must come from one
+    live generation, or the catalog is refused.
 
     Args:
       readonly_context: The caller's context (its Session selects the
         generation the app-safe listing runs on).
-      headers: The merged headers the callbacked listing used.
-      callbacked_tools: The callbacked class's complete listing.
+      headers: The merged headers both listings use.
+      list_callbacked: Lists the callbacked class (awaited once, after the
+        app-safe listing).
 
     Returns:
       The classified catalog, pinned to the listing generation.
+
+    Raises:
+      GenerationInvalidatedError: The app-safe generation ended between
+        the two listings.
     """
     key, hold = await self.acquire(
         session_key_of(readonly_context),
@@ -345,6 +355,10 @@ class AppSafeToolRouting:
     )
     try:
       app_safe_tools = await hold.list_tools(self.bounds)
+      callbacked_tools = await list_callbacked()
+      # A catalog mixing two generations' listings would pin handles to a
+      # generation that no longer lists them.
+      hold.generation.check_live()
     finally:
       hold.release()
     return classify_two_class(

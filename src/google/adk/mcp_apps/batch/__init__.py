@@ -12,10 +12,15 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The batch-scoped effect authority of one merged function-response Event.
+"""Parallel batches of function calls under a bound profile.
 
-Design: docs/design/batch-ledger.md.
+A batch is admitted (or refused) as a whole before any call starts, and an
+admitted UI batch runs over one effect ledger. Designs:
+docs/design/batch-admission.md, docs/design/batch-ledger.md.
 
+* `seam`: `govern_batch`, what ADK's batch executor calls.
+* `admission`: the fresh two-class snapshot of the called tools.
+* `refusal`: the core-owned Event answering a refused batch.
 * `ledger`: `EventBatchEffects`, its child and event-policy ledgers, and
   the `FrozenBatch` the merged Event is built from.
 * `errors`: `BatchError` and its `BatchErrorReason`.

@@ -17,9 +17,9 @@
 Usage:
 
   try:
-    effects.freeze()
+    snapshot = await admit_batch(readonly_context, calls)
   except BatchError as e:
-    if e.reason is BatchErrorReason.ALREADY_FROZEN:
+    if e.reason is BatchErrorReason.TOOL_CHANGED:
       ...
 """
 
@@ -32,7 +32,34 @@ from ..errors import McpAppsError
 
 
 class BatchErrorReason(enum.Enum):
-  """Why the batch refused an effect or an operation."""
+  """Why a batch of calls, or an effect in its ledger, was refused."""
+
+  MIXED_BATCH = 'mixed_batch'
+  """Under a bound profile, the batch mixed UI-associated and other calls;
+  none of them ran."""
+
+  TOOL_CHANGED = 'tool_changed'
+  """A called tool's fresh declaration (schema, UI resource, visibility,
+  connection class or generation) differs from the one the model saw."""
+
+  TOOL_REMOVED = 'tool_removed'
+  """A called tool is no longer listed."""
+
+  CLASS_DISAGREEMENT = 'class_disagreement'
+  """The two connection classes disagree about a called tool (is it
+  UI-associated?); neither listing is preferred."""
+
+  DISCOVERY_FAILED = 'discovery_failed'
+  """A fresh listing failed, exceeded its bounds, or lost its connection
+  generation, so the batch could not be classified."""
+
+  CREDENTIALS_CHANGED = 'credentials_changed'
+  """The caller's credentials changed since the model's catalog was listed,
+  or while the batch's tools were listed."""
+
+  DUPLICATE_CALL_ID = 'duplicate_call_id'
+  """Two calls of a UI-associated batch share a function-call id, so their
+  results and effects could not be told apart."""
 
   FROZEN = 'frozen'
   """A state write or artifact record reached a ledger after its batch
@@ -51,10 +78,11 @@ class BatchErrorReason(enum.Enum):
 
 
 class BatchError(McpAppsError):
-  """Base error of the batch ledger.
+  """Base error of batch admission and the batch ledger.
 
   Attributes:
     reason: Why.
+    tool_name: The model-facing name of the tool concerned, when one is.
     writer: The function-call id (or the event-policy marker's name) of
       the ledger concerned, when one is.
     key: The state key or artifact filename concerned, when one is.
@@ -65,10 +93,12 @@ class BatchError(McpAppsError):
       reason: BatchErrorReason,
       message: str,
       *,
+      tool_name: Optional[str] = None,
       writer: Optional[str] = None,
       key: Optional[str] = None,
   ) -> None:
     self.reason = reason
+    self.tool_name = tool_name
     self.writer = writer
     self.key = key
     super().__init__(message)

@@ -50,6 +50,7 @@ from ...tools.mcp_tool.mcp_session_manager import MCPSessionManager
 from ...tools.mcp_tool.mcp_tool import McpTool
 from ...tools.mcp_tool.mcp_toolset import McpToolset
 from ..affinity.admitted_tool import AdmittedMcpTool
+from ..affinity.errors import StaleToolHandleError
 from ..affinity.routing import AppSafeToolRouting
 from .admission import AdmissionGate
 from .errors import ConfigurationFrozenError
@@ -67,6 +68,11 @@ RoutingFactory = Callable[
 generation's admission check (the registry builds it from `affinity`)."""
 
 _SEALED = '_adk_apps_sealed'
+
+
+def _header_set(headers: Optional[dict[str, str]]) -> set[tuple[str, str]]:
+  """Headers as HTTP compares them: names case-insensitively."""
+  return {(str(name).lower(), str(v)) for name, v in (headers or {}).items()}
 
 
 class _ListingCacheProbe(BaseToolset):
@@ -220,9 +226,43 @@ class AdmittedMcpToolset(Sealable, McpToolset):
     routing = self._adk_apps_routing
     if catalog is not None and routing is not None:
       return routing.create_tool(
-          catalog, admission=self._adk_apps_gate, **kwargs
+          catalog, admission=self._adk_apps_gate, discovery=self, **kwargs
       )
     return AdmittedMcpTool(admission=self._adk_apps_gate, **kwargs)
+
+  async def discover_for_batch(
+      self, readonly_context: ReadonlyContext
+  ) -> TwoClassCatalog:
+    """Both connection classes listed afresh, to admit one batch of calls.
+
+    The app-safe class first, then this toolset's own class, both on the
+    wire (the tool-list cache answers model catalogs, never an admission)
+    and with the headers built once for the caller.
+
+    Raises:
+      StaleToolHandleError: The caller's headers (its credentials) changed
+        while the two classes were listed.
+      ToolListingError, GenerationInvalidatedError: A listing failed, was
+        out of bounds, or its generation ended.
+    """
+    routing = self._adk_apps_routing
+    assert routing is not None  # Only routed toolsets hand themselves out.
+    headers = await self._build_headers(readonly_context)
+    catalog = await routing.discover(
+        readonly_context,
+        headers,
+        lambda: self._list_mcp_tools(
+            readonly_context, headers, use_cache=False
+        ),
+    )
+    if _header_set(await self._build_headers(readonly_context)) != (
+        _header_set(headers)
+    ):
+      # '*': every tool the toolset listed.
+      raise StaleToolHandleError(
+          '*', 'the credentials changed while the tools were listed'
+      )
+    return catalog
 
   async def _execute_with_session(
       self,

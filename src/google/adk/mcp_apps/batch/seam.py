@@ -1,0 +1,160 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The batch seam: where ADK admits, refuses or ledgers a batch of calls.
+
+ADK's batch executor hands every prepared batch to `govern_batch` before any
+call starts. A batch that calls no profile-bound toolset runs exactly as
+upstream runs it. Otherwise the whole batch is admitted against one fresh
+snapshot of the tools it calls; a batch that mixes UI-associated calls with
+others, or fails admission, is answered by one core-owned refusal Event and
+none of it runs; an all-UI batch runs with one `EventBatchEffects` ledger
+whose frozen snapshot gives the merged Event its deltas. Design:
+docs/design/batch-admission.md.
+
+Usage:
+
+  return await govern_batch(invocation_context, prepared_calls, execute)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from collections.abc import Callable
+import dataclasses
+from typing import Any
+from typing import Optional
+from typing import Protocol
+from typing import Sequence
+from typing import TYPE_CHECKING
+from typing import TypeVar
+
+if TYPE_CHECKING:
+  from google.genai import types
+
+  from ...agents.invocation_context import InvocationContext
+  from ...events.event import Event
+  from ...tools.base_tool import BaseTool
+  from ...tools.tool_context import ToolContext
+
+
+class PreparedCall(Protocol):
+  """What the seam reads of one of ADK's prepared calls."""
+
+  function_call: types.FunctionCall
+  tool: BaseTool
+  tool_context: ToolContext
+
+
+_P = TypeVar('_P', bound=PreparedCall)
+
+
+def _is_bound(tool: Any) -> bool:
+  # Plain attribute probe: a batch of ordinary tools imports nothing of the
+  # MCP Apps host (and nothing of the `mcp` package).
+  return getattr(tool, 'batch_discovery', None) is not None
+
+
+async def govern_batch(
+    invocation_context: InvocationContext,
+    prepared_calls: Sequence[_P],
+    execute: Callable[[list[_P]], Awaitable[Optional[Event]]],
+) -> Optional[Event]:
+  """Runs one batch of prepared calls, admitted as a whole when bound.
+
+  Args:
+    invocation_context: The invocation the batch belongs to.
+    prepared_calls: The batch, in the model's order; nothing has run.
+    execute: ADK's fan-out and merge of a list of prepared calls.
+
+  Returns:
+    The merged function response Event (the refusal Event for a refused
+    batch), or None as `execute` returns.
+  """
+  if len(prepared_calls) < 2 or not any(
+      _is_bound(call.tool) for call in prepared_calls
+  ):
+    # One call is no parallel batch: its tool admits it on the connection
+    # that runs it (the pre-call re-list of a connection-bound handle).
+    return await execute(list(prepared_calls))
+  from ...agents.readonly_context import ReadonlyContext
+  from .admission import admit_batch
+  from .errors import BatchError
+  from .errors import BatchErrorReason
+  from .refusal import refusal_event
+
+  function_calls = [call.function_call for call in prepared_calls]
+  try:
+    snapshot = await admit_batch(
+        ReadonlyContext(invocation_context),
+        [
+            (call.function_call.id, call.function_call.name or '', call.tool)
+            for call in prepared_calls
+        ],
+    )
+    if snapshot.mixed:
+      raise BatchError(
+          BatchErrorReason.MIXED_BATCH,
+          'UI-associated MCP tools were called in parallel with other tools',
+      )
+    call_ids = [call.function_call.id for call in prepared_calls]
+    if snapshot.all_ui and (
+        None in call_ids or '' in call_ids or len(set(call_ids)) < len(call_ids)
+    ):
+      raise BatchError(
+          BatchErrorReason.DUPLICATE_CALL_ID,
+          'Two calls of the batch share a function-call id',
+      )
+  except BatchError as refused:
+    return refusal_event(invocation_context, function_calls, refused)
+  if not snapshot.all_ui:
+    return await execute(list(prepared_calls))
+  return await _run_ledgered(invocation_context, prepared_calls, execute)
+
+
+async def _run_ledgered(
+    invocation_context: InvocationContext,
+    prepared_calls: Sequence[_P],
+    execute: Callable[[list[_P]], Awaitable[Optional[Event]]],
+) -> Optional[Event]:
+  """Fans an admitted all-UI batch out over one `EventBatchEffects`."""
+  from ...tools.tool_context import ToolContext
+  from .ledger import EventBatchEffects
+
+  call_ids = [call.function_call.id or '' for call in prepared_calls]
+  effects = EventBatchEffects(
+      call_ids, live_state=invocation_context.session.state
+  )
+  bound = [
+      dataclasses.replace(
+          call,
+          tool_context=ToolContext(
+              invocation_context,
+              function_call_id=call_id,
+              tool_confirmation=call.tool_context.tool_confirmation,
+              event_actions=effects.child(call_id).event_actions(),
+          ),
+      )
+      for call, call_id in zip(prepared_calls, call_ids)
+  ]
+  try:
+    event = await execute(bound)
+  finally:
+    frozen = effects.freeze()
+  if event is not None:
+    # The merged deltas come from the frozen ledger alone: id order decides
+    # sibling writes to one key, never the order the calls finished in.
+    event.actions.state_delta = dict(frozen.state_delta)
+    event.actions.artifact_delta = dict(frozen.artifact_delta)
+  return event
