@@ -134,6 +134,30 @@ class RecordingSessionService(SqliteSessionService):
   def __init__(self, path: str, trail: list[str]) -> None:
     super().__init__(path)
     self.trail = trail
+    self.path = path
+
+  def plant(self, session: Any, event: Event) -> None:
+    """Writes `event` into the database as a hostile store would.
+
+    A real `append_event` seals the Event first and refuses a forged
+    descriptor, so a forgery reaches the store only behind the service's
+    back, as a row.
+    """
+    with contextlib.closing(sqlite3.connect(self.path)) as db, db:
+      db.execute(
+          "INSERT INTO events (id, app_name, user_id, session_id,"
+          " invocation_id, timestamp, event_data) VALUES (?, ?, ?, ?, ?, ?,"
+          " ?)",
+          (
+              event.id,
+              session.app_name,
+              session.user_id,
+              session.id,
+              event.invocation_id,
+              event.timestamp,
+              event.model_dump_json(exclude_none=True),
+          ),
+      )
 
   async def get_session(self, **kwargs: Any) -> Any:
     self.trail.append("load_session")
@@ -1113,7 +1137,7 @@ async def test_read_only_triggers_touch_no_server(
           user_id=key.user_id,
           session_id=key.session_id,
       )
-      await h.svc.append_event(session, forged)
+      h.svc.plant(session, forged)
       reserved = h.reservation(sid, call_id)
       assert reserved is not None, label
       h.trail.clear()

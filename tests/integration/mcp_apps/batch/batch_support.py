@@ -130,6 +130,8 @@ class BatchConversation:
       bound: bool = True,
       plugins: Optional[list[BasePlugin]] = None,
       before_model: Any = None,
+      artifact_service: Any = None,
+      **agent_options: Any,
   ) -> None:
     self.llm = IdScriptedLlm()
     self._session_service = session_service
@@ -151,11 +153,13 @@ class BatchConversation:
         model=self.llm,
         tools=tools,
         before_model_callback=self._before_model_callback,
+        **agent_options,
     )
     self.runner = Runner(
         app_name=APP,
         agent=self.agent,
         session_service=session_service,
+        artifact_service=artifact_service,
         plugins=plugins or [],
     )
     self.session_id = ""
@@ -241,6 +245,7 @@ class Outcome:
     methods: Every method that reached the server during the turn.
     ran: The names of the tools the server ran during the turn.
     llm: The scripted model (its `requests`).
+    session_id: The Session's id.
   """
 
   stored: list[Event]
@@ -248,6 +253,7 @@ class Outcome:
   methods: list[str]
   ran: list[str]
   llm: IdScriptedLlm
+  session_id: str
 
 
 async def one_turn(
@@ -270,4 +276,5 @@ async def one_turn(
         methods=methods,
         ran=served.tool_calls(mark),
         llm=talk.llm,
+        session_id=talk.session_id,
     )
