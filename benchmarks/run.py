@@ -67,6 +67,7 @@ _SIZES: dict[str, dict[str, tuple[str, ...]]] = {
     'full': {
         'mcp_calls.py': (),
         'ui_calls.py': (),
+        'batch_calls.py': ('--batches', '20', '--warmup', '2'),
         'session_lifecycle.py': ('--n', '30'),
         'canonical_json.py': (),
         'sealing.py': ('--n', '7'),
@@ -77,6 +78,7 @@ _SIZES: dict[str, dict[str, tuple[str, ...]]] = {
     'smoke': {
         'mcp_calls.py': ('--calls', '3', '--warmup', '1'),
         'ui_calls.py': ('--calls', '3', '--warmup', '1'),
+        'batch_calls.py': ('--batches', '1', '--warmup', '1'),
         'session_lifecycle.py': ('--n', '2'),
         'canonical_json.py': ('--runs', '1'),
         'sealing.py': ('--n', '1'),
@@ -138,6 +140,7 @@ def main() -> None:
       ' McpTool wrapping)'
   )
   _ui_calls(args.rounds, pristine_src)
+  _batch_calls(args.rounds, pristine_src)
   _session_lifecycle()
   _append_latency(args.rounds, pristine_src)
   _canonical_json()
@@ -188,6 +191,44 @@ def _ui_calls(rounds: int, pristine_src: Path) -> None:
   print(
       f'  of which the pre-call re-listing:    {relist:>8.0f}'
       f'  ({_ratio(relist, app_safe)} of the app-safe call)'
+  )
+
+
+def _batch_calls(rounds: int, pristine_src: Path) -> None:
+  """A 10-call parallel UI batch: raw SDK, pristine ADK, bound profile."""
+  variants = {
+      'raw MCP SDK (10 concurrent call_tool)': (None, 'raw'),
+      'pristine ADK, plain McpToolset': (pristine_src, 'upstream'),
+      'patched ADK, bound profile': (ROOT / 'src', 'bound'),
+  }
+  us: dict[str, list[float]] = {name: [] for name in variants}
+  listings: dict[str, float] = {}
+  for _ in range(rounds):
+    for name, (src, variant) in variants.items():
+      result = _run(
+          'batch_calls.py', src, '--variant', variant, *_size['batch_calls.py']
+      )
+      us[name].append(result['us'])
+      listings[name] = result['listings']
+  base = statistics.median(us['pristine ADK, plain McpToolset'])
+  raw = statistics.median(us['raw MCP SDK (10 concurrent call_tool)'])
+  print(
+      '\nA 10-call parallel batch of open_view over stdio, median'
+      ' microseconds per batch'
+  )
+  print(
+      f'  {"variant":<40} {"us":>8} {"/pristine":>10} {"/raw":>8}'
+      f' {"tools/list per batch":>21}'
+  )
+  for name in variants:
+    value = statistics.median(us[name])
+    print(
+        f'  {name:<40} {value:>8.0f} {_ratio(value, base):>10}'
+        f' {_ratio(value, raw):>8} {listings[name]:>21.1f}'
+    )
+  print(
+      '  (target: admission adds one fresh listing of each class for the'
+      ' whole batch, not one per call)'
   )
 
 

@@ -37,6 +37,7 @@ import dataclasses
 import logging
 from typing import Any
 from typing import Optional
+from typing import Sequence
 from typing import TYPE_CHECKING
 from typing import TypeVar
 
@@ -425,6 +426,34 @@ _current_call: contextvars.ContextVar[Optional[_InitialCall]] = (
     contextvars.ContextVar('adk_mcp_apps_initial_call', default=None)
 )
 
+_batch_admitted: contextvars.ContextVar[frozenset[tuple[str, str]]] = (
+    contextvars.ContextVar('adk_mcp_apps_batch_admitted', default=frozenset())
+)
+"""`(generation id, native name)` of the handles the current call's batch
+admission verified on that generation."""
+
+
+def admit_for_fan_out(
+    context: contextvars.Context, handles: Sequence[BoundToolHandle]
+) -> None:
+  """Records, in a prepared call's context, what its batch admission checked.
+
+  A batch admission has just listed the app-safe generation and found each
+  handle's declaration unchanged on it, so a call of that handle running on
+  that same generation skips its own pre-call re-list; on any other
+  generation it re-lists (and fails closed) as usual.
+
+  Args:
+    context: The context the call's task will run in (a copy of it).
+    handles: The app-safe handles the admission verified.
+  """
+  admitted = frozenset(
+      (handle.catalog_generation, handle.name)
+      for handle in handles
+      if handle.catalog_generation is not None
+  )
+  context.run(_batch_admitted.set, admitted)
+
 
 class _InitialCall:
   """One UI-associated initial call: its generation hold and outcome."""
@@ -458,8 +487,10 @@ class _InitialCall:
           ' call would run on',
       )
     # The declaration the model was shown must still be the one this
-    # generation executes: re-list here, never dispatch by name alone.
-    verify_declaration(handle, await hold.list_tools(routing.bounds))
+    # generation executes: re-list here (unless this call's batch admission
+    # just did, on this generation), never dispatch by name alone.
+    if (hold.generation_id, handle.name) not in _batch_admitted.get():
+      verify_declaration(handle, await hold.list_tools(routing.bounds))
     return _InitialCallSession(self, hold)
 
   def accept(self, hold: GenerationHold) -> None:

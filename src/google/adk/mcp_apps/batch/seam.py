@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 from collections.abc import Callable
+import contextvars
 import dataclasses
 from typing import Any
 from typing import Optional
@@ -55,6 +56,7 @@ class PreparedCall(Protocol):
   function_call: types.FunctionCall
   tool: BaseTool
   tool_context: ToolContext
+  contextvars_snapshot: contextvars.Context
 
 
 _P = TypeVar('_P', bound=PreparedCall)
@@ -120,6 +122,13 @@ async def govern_batch(
     return refusal_event(invocation_context, function_calls, refused)
   if not snapshot.all_ui:
     return await execute(list(prepared_calls))
+  from ..affinity.routing import admit_for_fan_out
+
+  handles = [call.handle for call in snapshot.calls if call.handle is not None]
+  for call in prepared_calls:
+    # Fan-out runs against the snapshot: each call finds its declaration
+    # verified on the generation the snapshot listed.
+    admit_for_fan_out(call.contextvars_snapshot, handles)
   return await _run_ledgered(invocation_context, prepared_calls, execute)
 
 
