@@ -32,6 +32,8 @@ from typing import Optional
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.agents.llm_agent import LlmAgent
+from google.adk.apps.app import App
+from google.adk.apps.app import EventsCompactionConfig
 from google.adk.events.event import Event
 from google.adk.mcp_apps.binding.registry import McpAppBindingRegistry
 from google.adk.mcp_apps.binding.spec import McpToolsetSpec
@@ -131,6 +133,7 @@ class BatchConversation:
       plugins: Optional[list[BasePlugin]] = None,
       before_model: Any = None,
       artifact_service: Any = None,
+      compaction: Optional[EventsCompactionConfig] = None,
       **agent_options: Any,
   ) -> None:
     self.llm = IdScriptedLlm()
@@ -156,11 +159,14 @@ class BatchConversation:
         **agent_options,
     )
     self.runner = Runner(
-        app_name=APP,
-        agent=self.agent,
+        app=App(
+            name=APP,
+            root_agent=self.agent,
+            plugins=plugins or [],
+            events_compaction_config=compaction,
+        ),
         session_service=session_service,
         artifact_service=artifact_service,
-        plugins=plugins or [],
     )
     self.session_id = ""
 

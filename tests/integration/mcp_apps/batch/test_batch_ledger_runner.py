@@ -198,7 +198,6 @@ async def test_write_after_freeze_fails_typed_and_is_not_stored(
 
 
 @pytest.mark.conformance("P3-BAT-17")
-@pytest.mark.conformance("P3-BAT-18")
 async def test_direct_delta_map_write_fails_closed(
     serve: Callable[..., Served], session_service: Any
 ) -> None:

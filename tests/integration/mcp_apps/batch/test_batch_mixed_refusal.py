@@ -34,6 +34,10 @@ from batch_support import EventRecorder
 from batch_support import one_turn
 from batch_support import responses_of
 from batch_support import Served
+from differential_scenarios import EchoSummarizerLlm
+from google.adk.apps.app import EventsCompactionConfig
+from google.adk.apps.base_events_summarizer import BaseEventsSummarizer
+from google.adk.apps.llm_event_summarizer import LlmEventSummarizer
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
 from google.adk.mcp_apps.batch.errors import BatchErrorReason
@@ -322,3 +326,66 @@ async def test_unbound_mixed_batch_runs_as_upstream(
   # Projection only: the View-only result fields never reach the model.
   assert "structuredContent" not in ui_response
   assert "structured_content" not in ui_response
+
+
+class _RecordingSummarizer(BaseEventsSummarizer):
+  """Records what compaction hands the summarizer, then summarizes."""
+
+  def __init__(self) -> None:
+    self.llm = EchoSummarizerLlm()
+    self.inputs: list[list[Event]] = []
+    self._inner = LlmEventSummarizer(llm=self.llm)
+
+  async def maybe_summarize_events(
+      self, *, events: list[Event]
+  ) -> Optional[Event]:
+    self.inputs.append(list(events))
+    return await self._inner.maybe_summarize_events(events=events)
+
+
+@pytest.mark.conformance("P3-MIX-21")
+@pytest.mark.parametrize(
+    "trigger",
+    [
+        pytest.param({"compaction_interval": 1, "overlap_size": 0}, id="sliding"),
+        pytest.param(
+            {"token_threshold": 100, "event_retention_size": 1}, id="tokens"
+        ),
+    ],
+)
+async def test_refusal_responses_compact_and_replay_as_function_responses(
+    serve: Callable[..., Served], session_service: Any, trigger: dict[str, int]
+) -> None:
+  summarizer = _RecordingSummarizer()
+  served = serve()
+  async with BatchConversation(
+      served.connection_params,
+      session_service,
+      compaction=EventsCompactionConfig(summarizer=summarizer, **trigger),
+  ) as talk:
+    talk.llm.prompt_token_count = 10_000
+    await talk.turn([UI, PLAIN])
+    refusal = _refusal(await talk.stored())
+    await talk.turn([])
+  # Replay: the model's next request held both error responses, paired.
+  replayed = [
+      part.function_response
+      for request in talk.llm.requests
+      for content in request.contents
+      for part in content.parts or []
+      if part.function_response
+  ]
+  assert [(r.name, r.response) for r in replayed[:2]] == [
+      (r.name, r.response) for r in refusal.get_function_responses()
+  ]
+  # Compaction: the refusal was handed over as an ordinary Event, and its
+  # error text reached the summary.
+  given = [event.id for batch in summarizer.inputs for event in batch]
+  assert refusal.id in given
+  prompts = " ".join(
+      part.text or ""
+      for request in summarizer.llm.requests
+      for content in request.contents
+      for part in content.parts or []
+  )
+  assert "mixed_batch" in prompts or MIXED_BATCH_MESSAGE[:40] in prompts
