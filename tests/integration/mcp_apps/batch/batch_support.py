@@ -130,6 +130,7 @@ class BatchConversation:
       bound: bool = True,
       plugins: Optional[list[BasePlugin]] = None,
       before_model: Any = None,
+      toolset_spec: Optional[dict[str, Any]] = None,
   ) -> None:
     self.llm = IdScriptedLlm()
     self._session_service = session_service
@@ -137,7 +138,11 @@ class BatchConversation:
     self._toolset: Optional[McpToolset] = None
     if bound:
       self._registry = McpAppBindingRegistry(
-          {TOOLSET: McpToolsetSpec(connection_params=connection_params)},
+          {
+              TOOLSET: McpToolsetSpec(
+                  connection_params=connection_params, **(toolset_spec or {})
+              )
+          },
           local_dev_profile(),
           allow_dev_providers=True,
       )
@@ -159,6 +164,12 @@ class BatchConversation:
         plugins=plugins or [],
     )
     self.session_id = ""
+
+  @property
+  def registry(self) -> McpAppBindingRegistry:
+    """The binding registry of a bound conversation."""
+    assert self._registry is not None, "an unbound conversation"
+    return self._registry
 
   async def _before_model_callback(
       self, callback_context: CallbackContext, llm_request: LlmRequest
