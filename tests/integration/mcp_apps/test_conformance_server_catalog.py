@@ -21,7 +21,11 @@ shapes are transport-independent and are listed over stdio in both eras.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import shutil
+import tempfile
 from typing import Any
 
 from mcp.client import advertise
@@ -396,3 +400,135 @@ async def test_crashing_tool_kills_the_process_mid_call(
       await client.call_tool(names.CRASH_VIEW, {})
   assert listed.meta["ui"]["resourceUri"] == names.VIEW_URI
   assert server.process.wait(10) == 17
+
+
+async def test_request_log_apps_tells_the_two_client_classes_apart(
+    legacy_http_server: Any, start_server: Any, mcp_apps: Any, tmp_path: Any
+) -> None:
+  """`request_log_apps`: each line says whether its client has Apps."""
+  del legacy_http_server
+  log = tmp_path / "requests.jsonl"
+  with pytest.raises(ValueError, match="request_log_file"):
+    ServerOptions(request_log_apps=True)
+  server = start_server(
+      options={"request_log_file": str(log), "request_log_apps": True}
+  )
+  async with mcp_apps.connect(server.url, mode="legacy") as client:
+    await client.list_tools()
+  async with mcp_apps.connect(server.url, mode="legacy", apps=False) as client:
+    await client.list_tools()
+  entries = [json.loads(line) for line in log.read_text().splitlines()]
+  listings = [e for e in entries if e["method"] == "tools/list"]
+  assert listings == [
+      {"method": "tools/list", "cursor": None, "apps": True},
+      {"method": "tools/list", "cursor": None, "apps": False},
+  ]
+  assert all(isinstance(e["apps"], bool) for e in entries), entries
+
+
+@pytest.mark.parametrize("plain", [False, True])
+async def test_mutate_catalog_ui_off_and_on_flip_the_class(
+    mcp_apps: Any, plain: bool
+) -> None:
+  """`ui_off` / `ui_on` (and `mutable_view_plain`): UI metadata comes and
+  goes, nothing else of the listing changes; `reset` returns to the start."""
+  options = {"mutable_view_plain": True} if plain else {}
+  async with mcp_apps.connect(mcp_apps.stdio_parameters(options)) as client:
+    start = (await _tools(client))[names.MUTABLE_VIEW]
+    flip = "ui_on" if plain else "ui_off"
+    answer = await client.call_tool(names.MUTATE_CATALOG, {"change": flip})
+    flipped = (await _tools(client))[names.MUTABLE_VIEW]
+    await client.call_tool(names.MUTATE_CATALOG, {"change": "reset"})
+    reset = (await _tools(client))[names.MUTABLE_VIEW]
+    ran = await client.call_tool(names.MUTABLE_VIEW, {"label": "x"})
+  with_ui, without_ui = (flipped, start) if plain else (start, flipped)
+  assert with_ui.meta["ui"]["resourceUri"] == names.VIEW_URI
+  assert "ui" not in (without_ui.meta or {})
+  assert answer.structured_content["ui"] is plain
+  assert flipped.input_schema == start.input_schema
+  assert reset.meta == start.meta
+  assert not ran.is_error
+
+
+async def test_listing_faults_are_confined_to_one_class_and_armed_on_demand(
+    mcp_apps: Any,
+) -> None:
+  """`listing_fault_class` + `listing_faults_on_demand`: a failing page
+  fails only for the chosen class, and only after `arm_listing_faults`."""
+  options = {
+      "failing_page": 0,
+      "listing_fault_class": "plain",
+      "listing_faults_on_demand": True,
+  }
+  params = mcp_apps.stdio_parameters(options)
+  async with mcp_apps.connect(params, mode="legacy", apps=False) as plain:
+    before = await _tools(plain)
+    armed = await plain.call_tool(names.ARM_LISTING_FAULTS, {})
+    with pytest.raises(MCPError, match="fails on purpose"):
+      await plain.list_tools()
+  async with mcp_apps.connect(params, mode="legacy") as apps:
+    await apps.call_tool(names.ARM_LISTING_FAULTS, {})
+    # Armed in this process too, but an Apps client is not "plain".
+    listed = await _tools(apps)
+  assert names.ARM_LISTING_FAULTS in before
+  assert not armed.is_error
+  assert names.OPEN_VIEW in listed
+  async with mcp_apps.connect(mcp_apps.stdio_parameters()) as client:
+    assert names.ARM_LISTING_FAULTS not in await _tools(client)
+
+
+async def test_listing_fault_class_apps_oversizes_only_apps_listings(
+    mcp_apps: Any,
+) -> None:
+  options = {
+      "oversized_page": 0,
+      "oversized_page_items": 3,
+      "listing_fault_class": "apps",
+  }
+  params = mcp_apps.stdio_parameters(options)
+  async with mcp_apps.connect(params, mode="legacy") as apps:
+    padded = await _tools(apps)
+  async with mcp_apps.connect(params, mode="legacy", apps=False) as plain:
+    unpadded = await _tools(plain)
+  pads = [n for n in padded if n.startswith(names.PADDED_PREFIX)]
+  assert len(pads) == 3
+  assert not [n for n in unpadded if n.startswith(names.PADDED_PREFIX)]
+
+
+async def test_gated_listing_holds_page_zero_until_the_test_answers(
+    mcp_apps: Any,
+) -> None:
+  """`gated_listing`: the listing reaches the gate and waits there."""
+  with pytest.raises(ValueError, match="gate_socket"):
+    ServerOptions(gated_listing=True)
+  directory = tempfile.mkdtemp(prefix="adk-gate-")
+  path = os.path.join(directory, "gate")
+  reached = asyncio.Event()
+  release = asyncio.Event()
+  tags: list[str] = []
+
+  async def serve(
+      reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+  ) -> None:
+    tags.append((await reader.readline()).decode().strip())
+    reached.set()
+    await release.wait()
+    writer.write(b"go\n")
+    await writer.drain()
+    writer.close()
+
+  gate = await asyncio.start_unix_server(serve, path)
+  try:
+    options = {"gate_socket": path, "gated_listing": True}
+    async with mcp_apps.connect(mcp_apps.stdio_parameters(options)) as client:
+      listing = asyncio.ensure_future(client.list_tools())
+      await reached.wait()
+      assert not listing.done()
+      release.set()
+      tools = {tool.name for tool in (await listing).tools}
+  finally:
+    gate.close()
+    await gate.wait_closed()
+    shutil.rmtree(directory, ignore_errors=True)
+  assert tags[0] == "tools/list"
+  assert names.OPEN_VIEW in tools

@@ -132,6 +132,7 @@ class BatchConversation:
       bound: bool = True,
       plugins: Optional[list[BasePlugin]] = None,
       before_model: Any = None,
+      toolset_spec: Optional[dict[str, Any]] = None,
       artifact_service: Any = None,
       compaction: Optional[EventsCompactionConfig] = None,
       **agent_options: Any,
@@ -142,7 +143,11 @@ class BatchConversation:
     self._toolset: Optional[McpToolset] = None
     if bound:
       self._registry = McpAppBindingRegistry(
-          {TOOLSET: McpToolsetSpec(connection_params=connection_params)},
+          {
+              TOOLSET: McpToolsetSpec(
+                  connection_params=connection_params, **(toolset_spec or {})
+              )
+          },
           local_dev_profile(),
           allow_dev_providers=True,
       )
@@ -169,6 +174,12 @@ class BatchConversation:
         artifact_service=artifact_service,
     )
     self.session_id = ""
+
+  @property
+  def registry(self) -> McpAppBindingRegistry:
+    """The binding registry of a bound conversation."""
+    assert self._registry is not None, "an unbound conversation"
+    return self._registry
 
   async def _before_model_callback(
       self, callback_context: CallbackContext, llm_request: LlmRequest
