@@ -347,7 +347,9 @@ class _RecordingSummarizer(BaseEventsSummarizer):
 @pytest.mark.parametrize(
     "trigger",
     [
-        pytest.param({"compaction_interval": 1, "overlap_size": 0}, id="sliding"),
+        pytest.param(
+            {"compaction_interval": 1, "overlap_size": 0}, id="sliding"
+        ),
         pytest.param(
             {"token_threshold": 100, "event_retention_size": 1}, id="tokens"
         ),

@@ -63,6 +63,14 @@ class BatchDiscovery(Protocol):
     """Both connection classes, listed now (never a cached listing)."""
     ...
 
+  def forget_catalog(self) -> None:
+    """Drops the catalog cached for the current invocation.
+
+    Called when a batch was refused because the tools changed, so the
+    model's next step is listed afresh.
+    """
+    ...
+
 
 class AdmittedMcpTool(McpTool):
   """An `McpTool` run inside an admission gate; without one, an `McpTool`."""

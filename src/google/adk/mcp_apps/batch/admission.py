@@ -171,12 +171,25 @@ async def _discover(
     ) from lost
   except Exception as failure:  # pylint: disable=broad-exception-caught
     # A transport or server failure: the batch cannot be classified, so
-    # none of it runs.
+    # none of it runs. ADK wraps a failed listing of its own connection in
+    # a `ConnectionError`; the typed listing error under it says why.
+    cause = _listing_cause(failure)
+    detail = str(cause) if cause is not None else type(failure).__name__
     raise BatchError(
         BatchErrorReason.DISCOVERY_FAILED,
-        'The called MCP tools could not be listed afresh'
-        f' ({type(failure).__name__})',
+        f'The called MCP tools could not be listed afresh: {detail}',
     ) from failure
+
+
+def _listing_cause(error: BaseException) -> Optional[ToolListingError]:
+  cause: Optional[BaseException] = error
+  seen = 0
+  while cause is not None and seen < 8:
+    if isinstance(cause, ToolListingError):
+      return cause
+    cause = cause.__cause__ or cause.__context__
+    seen += 1
+  return None
 
 
 async def admit_batch(
@@ -199,24 +212,33 @@ async def admit_batch(
       is refused and nothing of it runs.
   """
   catalogs: dict[int, TwoClassCatalog] = {}
+  listed: list[BatchDiscovery] = []
   admitted: list[AdmittedCall] = []
-  for call_id, name, tool in calls:
-    discovery = discovery_of(tool)
-    if discovery is None:
-      admitted.append(AdmittedCall(call_id, name, None, False))
-      continue
-    catalog = catalogs.get(id(discovery))
-    if catalog is None:
-      # Each bound toolset once per batch, in the order the calls name them.
-      catalog = await _discover(discovery, readonly_context)
-      catalogs[id(discovery)] = catalog
-    fresh = _check_call(tool, name, catalog)
-    admitted.append(
-        AdmittedCall(
-            call_id,
-            name,
-            fresh,
-            fresh.execution_class is ExecutionClass.APP_SAFE,
-        )
-    )
+  try:
+    for call_id, name, tool in calls:
+      discovery = discovery_of(tool)
+      if discovery is None:
+        admitted.append(AdmittedCall(call_id, name, None, False))
+        continue
+      catalog = catalogs.get(id(discovery))
+      if catalog is None:
+        # Each bound toolset once per batch, in the order the calls name
+        # them.
+        listed.append(discovery)
+        catalog = await _discover(discovery, readonly_context)
+        catalogs[id(discovery)] = catalog
+      fresh = _check_call(tool, name, catalog)
+      admitted.append(
+          AdmittedCall(
+              call_id,
+              name,
+              fresh,
+              fresh.execution_class is ExecutionClass.APP_SAFE,
+          )
+      )
+  except BatchError:
+    # What the model was shown is stale: its next step lists again.
+    for discovery in listed:
+      discovery.forget_catalog()
+    raise
   return BatchSnapshot(tuple(admitted))

@@ -264,6 +264,11 @@ class AdmittedMcpToolset(Sealable, McpToolset):
       )
     return catalog
 
+  def forget_catalog(self) -> None:
+    """Drops `BaseToolset`'s per-invocation catalog (a refused batch)."""
+    self._cached_invocation_id = None
+    self._cached_prefixed_tools = None
+
   async def _execute_with_session(
       self,
       coroutine_func: Callable[[Any], Awaitable[_T]],
