@@ -29,6 +29,7 @@ grant revoked, and the cold widget after a restart.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncGenerator
 import json
 import os
 from pathlib import Path
@@ -67,11 +68,15 @@ from google.adk.mcp_apps import SessionKey
 from google.adk.mcp_apps import SqlBindingKeyProvider
 from google.adk.mcp_apps import SqlSealedResultStore
 from google.adk.mcp_apps import SqlSessionLifecycleStore
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import Runner
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.adk.tools.mcp_tool import McpTool
 from google.adk.tools.mcp_tool import McpToolset
 from google.adk.tools.mcp_tool import StdioConnectionParams
+from google.genai import types
 from mcp import StdioServerParameters
 import servers as third_party
 
@@ -245,6 +250,31 @@ async def _catalogs(registry: McpAppBindingRegistry) -> None:
   show('app catalog', app)
 
 
+def local_time() -> dict[str, str]:
+  """A plain function tool (no View)."""
+  return {'time': 'noon'}
+
+
+class ParallelStandIn(BaseLlm):
+  """Calls get-system-info and local_time in one response, then answers."""
+
+  model: str = 'parallel-stand-in'
+
+  async def generate_content_async(
+      self, llm_request: LlmRequest, stream: bool = False
+  ) -> AsyncGenerator[LlmResponse, None]:
+    del stream
+    last = llm_request.contents[-1].parts or []
+    if any(part.function_response for part in last):
+      parts = [types.Part(text='[stand-in model] One at a time, then.')]
+    else:
+      parts = [
+          types.Part(function_call=types.FunctionCall(name=name, args={}))
+          for name in ('get-system-info', 'local_time')
+      ]
+    yield LlmResponse(content=types.Content(role='model', parts=parts))
+
+
 async def _first_process(tmp: Path, log: Path) -> tuple[str, str, str]:
   url = f'sqlite+aiosqlite:///{tmp / "apps.db"}'
   profile = await _profile(url)
@@ -293,6 +323,29 @@ async def _first_process(tmp: Path, log: Path) -> tuple[str, str, str]:
         'persisted FunctionResponse keys',
         sorted(event.get_function_responses()[0].response or {}),
     )
+
+    step(
+        'The model calls a UI tool and a plain tool at once',
+        'Under the bound profile a parallel batch is checked as a whole'
+        ' before anything runs; one that mixes UI and other tools runs'
+        ' nothing, and the model is told to call them one after another.',
+    )
+    parallel = Runner(
+        app_name=APP,
+        agent=LlmAgent(
+            name=APP,
+            model=ParallelStandIn(),
+            tools=[registry.toolset(MONITOR), local_time],
+        ),
+        session_service=sessions,
+    )
+    try:
+      mixed = await ask(parallel)
+    finally:
+      await parallel.close()
+    (answered,) = [e for e in mixed.events if e.get_function_responses()]
+    for response in answered.get_function_responses():
+      show(str(response.name), (response.response or {}).get('reason'))
 
     step(
         'Render the View',
