@@ -33,7 +33,6 @@ Example:
 from __future__ import annotations
 
 import decimal
-import fractions
 import numbers
 from typing import Any
 from typing import NoReturn
@@ -146,7 +145,8 @@ def _has_cycle(root: object) -> bool:
 
   An iterative depth-first walk that enters only exact dicts and lists
   (never a hook of an arbitrary object), keeps the containers on the
-  current path and visits a shared container once. Run on a refusal only, so the walk itself stays lean.
+  current path and visits a shared container once. Run on a refusal
+  only, so the copying walk stays lean.
   """
   on_path: set[int] = set()
   done: set[int] = set()  # Shared sub-values are explored once.
