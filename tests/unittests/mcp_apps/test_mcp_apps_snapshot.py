@@ -51,6 +51,7 @@ def _rows(case: str) -> list[Any]:
   ]
 
 
+@pytest.mark.conformance(*(f'P3-SNAP-{n:02d}' for n in range(1, 13)))
 def test_the_golden_table_passes_for_snapshot_itself() -> None:
   check_golden_table(snapshot)
 
