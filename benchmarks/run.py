@@ -70,6 +70,7 @@ _SIZES: dict[str, dict[str, tuple[str, ...]]] = {
         'batch_calls.py': ('--batches', '20', '--warmup', '2'),
         'session_lifecycle.py': ('--n', '30'),
         'canonical_json.py': (),
+        'snapshot.py': (),
         'sealing.py': ('--n', '7'),
         'uri_canonicalization.py': (),
         'model_context.py': ('--events', '1000', '--builds', '30'),
@@ -81,6 +82,7 @@ _SIZES: dict[str, dict[str, tuple[str, ...]]] = {
         'batch_calls.py': ('--batches', '1', '--warmup', '1'),
         'session_lifecycle.py': ('--n', '2'),
         'canonical_json.py': ('--runs', '1'),
+        'snapshot.py': ('--runs', '1', '--bytes', '20000'),
         'sealing.py': ('--n', '1'),
         'uri_canonicalization.py': ('--count', '200'),
         'model_context.py': ('--events', '40', '--builds', '1'),
@@ -144,6 +146,7 @@ def main() -> None:
   _session_lifecycle()
   _append_latency(args.rounds, pristine_src)
   _canonical_json()
+  _snapshot()
   _sealing()
   _model_context(args.rounds, pristine_src)
   uri = _run(
@@ -308,6 +311,23 @@ def _canonical_json() -> None:
   )
   if 'adk_vs_rfc8785' in result:
     print(f'  adk vs rfc8785: {result["adk_vs_rfc8785"]:.2f}x (target >= 3x)')
+
+
+def _snapshot() -> None:
+  """The closed snapshot vs `copy.deepcopy` and a canonical round trip."""
+  result = _run('snapshot.py', ROOT / 'src', *_size['snapshot.py'])
+  ms = result['median_ms']
+  print(
+      f'\nDeep-read-only snapshot of a {result["bytes"] / 1e6:.1f} MB state,'
+      ' median ms:'
+  )
+  print('  ' + ', '.join(f'{name} {v:.1f}' for name, v in ms.items()))
+  print(
+      f'  deepcopy/snapshot {result["deepcopy_vs_snapshot"]:.2f}x,'
+      ' canonical round trip/snapshot'
+      f' {result["round_trip_vs_snapshot"]:.2f}x (target: both > 1x,'
+      ' snapshot faster than both)'
+  )
 
 
 def _sealing() -> None:

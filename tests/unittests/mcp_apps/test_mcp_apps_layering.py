@@ -38,6 +38,7 @@ LAYERS: list[set[str]] = [
     {"event_policy"},
     {"affinity"},
     {"binding", "bootstrap", "batch"},
+    {"facades"},
 ]
 _RANK = {name: rank for rank, row in enumerate(LAYERS) for name in row}
 

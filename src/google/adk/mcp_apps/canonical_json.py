@@ -36,6 +36,7 @@ import hashlib
 import json
 import re
 from typing import Any
+from typing import Callable
 from typing import Optional
 from typing import Union
 
@@ -126,6 +127,10 @@ class CanonicalJsonError(McpAppsError):
     path: A JSON Pointer to the offending value; `''` is the whole value.
     limit: The size or depth limit that was broken (`TOO_LARGE` and
       `TOO_DEEP` only), else None.
+    offending_type: The type of the value or member name outside the domain
+      (`UNSUPPORTED_TYPE` only), else None.
+    member_name: Whether the offending value is a member name (the path
+      then names the object holding it).
   """
 
   def __init__(
@@ -135,11 +140,15 @@ class CanonicalJsonError(McpAppsError):
       purpose: Optional[Purpose] = None,
       *,
       limit: Optional[int] = None,
+      offending_type: Optional[type[Any]] = None,
+      member_name: bool = False,
   ):
     self.reason = reason
     self.detail = detail
     self.purpose = purpose
     self.limit = limit
+    self.offending_type = offending_type
+    self.member_name = member_name
     self._segments: list[str] = []
     super().__init__(detail)
 
@@ -288,6 +297,7 @@ def _unsupported(
       CanonicalJsonReason.UNSUPPORTED_TYPE,
       f'values of type {what} have no JSON form',
       purpose,
+      offending_type=type(value),
   )
 
 
@@ -299,6 +309,8 @@ def _unsupported_key(
       CanonicalJsonReason.UNSUPPORTED_TYPE,
       f'member names must be str, not {what}',
       purpose,
+      offending_type=type(key),
+      member_name=True,
   )
 
 
@@ -427,21 +439,38 @@ its start, then `i` in 12 digits."""
 
 _TWO_53 = 2.0**53
 
+_Freeze = tuple[Callable[[dict[str, Any]], Any], Callable[[list[Any]], Any]]
+"""The dict and list constructors a transcription builds with."""
+
 
 def _prepass(
-    root: object, max_depth: int, purpose: Optional[Purpose]
+    root: object,
+    max_depth: int,
+    purpose: Optional[Purpose],
+    *,
+    freeze: Optional[_Freeze] = None,
+    max_values: int = 0,
 ) -> tuple[object, list[str], int]:
   """Validates a value and rewrites the floats the C encoder would misprint.
 
-  Containers are walked by two closures (local lookups are the cheapest in
-  CPython); a container holding a rewritten member is copied, the caller's
-  value is left alone. Errors get their JSON Pointer segments on the way
-  out (`try` costs nothing until something raises).
+  This is the one walker of the JSON domain's type rules. Containers are
+  walked by two closures (local lookups are the cheapest in CPython); a
+  container holding a rewritten member is copied, the caller's value is
+  left alone. Errors get their JSON Pointer segments on the way out (`try`
+  costs nothing until something raises).
+
+  With `freeze` the walk transcribes instead (see `transcribe`): floats
+  are kept as they are, every container is copied and passed through the
+  matching `freeze` callable, and at most `max_values` values are visited.
 
   Args:
     root: The value.
     max_depth: The depth limit.
     purpose: Named in errors.
+    freeze: The callables that copy a dict and a list (the caller's own or
+      a rewritten one) into their read-only form, or None to prepare for
+      the encoder.
+    max_values: With `freeze`, the largest accepted number of values.
 
   Returns:
     The value to hand the C encoder, the ECMAScript text of each placeholder
@@ -455,6 +484,18 @@ def _prepass(
   small_index: dict[float, int] = {}
   planted = [0]
   limit = MAX_SAFE_INTEGER
+  copying = freeze is not None
+  freeze_dict, freeze_list = freeze or (dict, list)
+  # Values visited so far while transcribing; the root is one.
+  visited = [1]
+
+  def too_many() -> CanonicalJsonError:
+    return CanonicalJsonError(
+        CanonicalJsonReason.TOO_LARGE,
+        f'more than {max_values} values',
+        purpose,
+        limit=max_values,
+    )
 
   def number(value: float) -> object:
     # Everything but a non-integral float of magnitude 1e-4 .. 1e16.
@@ -480,6 +521,10 @@ def _prepass(
   def walk_dict(mapping: dict[Any, Any], depth: int) -> dict[Any, Any]:
     if depth > max_depth:
       raise _over_limit(CanonicalJsonReason.TOO_DEEP, max_depth, purpose)
+    if copying:
+      visited[0] += len(mapping)
+      if visited[0] > max_values:
+        raise too_many()
     out: Optional[dict[Any, Any]] = None
     key: Any = None
     try:
@@ -491,9 +536,13 @@ def _prepass(
           continue
         if kind is float:
           if 1e-4 <= item < 1e16 or -1e16 < item <= -1e-4:
-            if item % 1.0:
+            if item % 1.0 or copying:
               continue
             new: Any = int(item) if -_TWO_53 < item < _TWO_53 else number(item)
+          elif copying:
+            if item - item != 0.0:
+              raise _non_finite(item, purpose)
+            continue
           elif item == 0.0:
             new = 0
           else:
@@ -518,11 +567,17 @@ def _prepass(
       if type(key) is str:
         e._segments.append(key)  # pylint: disable=protected-access
       raise
+    if copying:
+      return freeze_dict(mapping if out is None else out)
     return mapping if out is None else out
 
   def walk_list(items: list[Any], depth: int) -> list[Any]:
     if depth > max_depth:
       raise _over_limit(CanonicalJsonReason.TOO_DEEP, max_depth, purpose)
+    if copying:
+      visited[0] += len(items)
+      if visited[0] > max_values:
+        raise too_many()
     out: Optional[list[Any]] = None
     index = -1
     try:
@@ -533,9 +588,13 @@ def _prepass(
           continue
         if kind is float:
           if 1e-4 <= item < 1e16 or -1e16 < item <= -1e-4:
-            if item % 1.0:
+            if item % 1.0 or copying:
               continue
             new: Any = int(item) if -_TWO_53 < item < _TWO_53 else number(item)
+          elif copying:
+            if item - item != 0.0:
+              raise _non_finite(item, purpose)
+            continue
           elif item == 0.0:
             new = 0
           else:
@@ -559,6 +618,8 @@ def _prepass(
     except CanonicalJsonError as e:
       e._segments.append(str(index))  # pylint: disable=protected-access
       raise
+    if copying:
+      return freeze_list(items if out is None else out)
     return items if out is None else out
 
   value: Any = root
@@ -568,6 +629,10 @@ def _prepass(
   if kind is list:
     return walk_list(value, 1), small, planted[0]
   if kind is float:
+    if copying:
+      if value - value != 0.0:
+        raise _non_finite(value, purpose)
+      return value, small, 0
     return number(value), small, planted[0]
   if kind is str or kind is bool or value is None:
     return value, small, 0
@@ -693,6 +758,51 @@ def canonicalize(
   if len(data) > max_bytes:
     raise _over_limit(CanonicalJsonReason.TOO_LARGE, max_bytes, tag)
   return data
+
+
+def transcribe(
+    value: object,
+    *,
+    freeze_dict: Callable[[dict[str, Any]], Any],
+    freeze_list: Callable[[list[Any]], Any],
+    max_values: int,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> Any:
+  """Returns a structural copy of a JSON value, built by the domain walker.
+
+  The same walk `canonicalize` validates with, in its copying mode: the
+  same exact-type rules, number range and depth limit; strings, numbers,
+  booleans and None are shared (they are immutable), every dict and list is
+  copied and handed to `freeze_dict` or `freeze_list`, children first.
+  Floats keep their type. Used by `facades.snapshot`.
+
+  Args:
+    value: A value in the JSON domain.
+    freeze_dict: Returns a new container holding a dict's items; the dict
+      may be the caller's own, so it must be copied, not kept.
+    freeze_list: Returns a new container holding a list's items, likewise.
+    max_values: Largest accepted number of values, counting every
+      container, member and item (the root is one).
+    max_depth: Deepest accepted container nesting, at most
+      `MAX_DEPTH_CEILING`.
+
+  Returns:
+    The copy.
+
+  Raises:
+    CanonicalJsonError: As `canonicalize`, except that `TOO_LARGE` means
+      more than `max_values` values.
+    ValueError: If a limit is invalid.
+  """
+  _check_limits(max_values, max_depth)
+  copy, _, _ = _prepass(
+      value,
+      max_depth,
+      None,
+      freeze=(freeze_dict, freeze_list),
+      max_values=max_values,
+  )
+  return copy
 
 
 def _header(purpose: Purpose) -> bytes:

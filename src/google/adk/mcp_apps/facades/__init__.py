@@ -1,0 +1,28 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+
+"""Restricted facades user code on an app path receives.
+
+Modules:
+
+* `errors`: `FacadeError` and its `FacadeErrorReason`.
+* `snapshot`: `snapshot()`, the closed deep-read-only copy of a JSON value
+  every facade hands out, and `thaw()` to get plain values back.
+
+Example:
+
+  from google.adk.mcp_apps.facades.snapshot import snapshot
+  state = snapshot({'cart': [1, 2]})
+"""
