@@ -32,10 +32,14 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import collections
 from collections.abc import Awaitable
 from collections.abc import Callable
+import concurrent.futures
 import contextlib
+import contextvars
 import dataclasses
+import inspect
 import logging
 import threading
 from typing import Any
@@ -61,7 +65,20 @@ ProgressFn = Callable[[float, float | None, str | None], Awaitable[None] | None]
 """A progress callback: `(progress, total, message)`, sync or async."""
 
 PROGRESS_DRAIN_TIMEOUT = DEFAULT_CALLBACK_TIMEOUT
-"""Seconds a call waits for its admitted progress callbacks to finish."""
+"""Seconds a call (or a teardown) waits for admitted progress to be delivered.
+
+Also the bound on waiting for cancelled deliveries to unwind. Read when a
+call starts.
+"""
+
+PROGRESS_QUEUE_LIMIT = 64
+"""Progress notifications of one call admitted and not yet delivered.
+
+A server may stream progress faster than a user callback consumes it; past
+this many, the newest notification is dropped. Progress is advisory and
+each notification carries the absolute value, so a dropped one loses no
+state a later one does not restate. Read when a call starts.
+"""
 
 Headers = dict[str, str] | None
 
@@ -124,6 +141,50 @@ def is_routed(binding: AppsClientBinding | None) -> bool:
   return loop is not None and not loop.is_registry_thread()
 
 
+class _LiveGates:
+  """The progress gates of one manager's calls in flight (any thread)."""
+
+  def __init__(self) -> None:
+    self._lock = threading.Lock()
+    self._gates: weakref.WeakSet[_ProgressGate] = weakref.WeakSet()
+
+  def add(self, gate: _ProgressGate) -> None:
+    with self._lock:
+      self._gates.add(gate)
+    gate.settled.add_done_callback(lambda _: self._discard(gate))
+
+  def _discard(self, gate: _ProgressGate) -> None:
+    with self._lock:
+      self._gates.discard(gate)
+
+  async def settle(self, timeout: float) -> None:
+    """Waits up to `timeout` for every live gate to settle, then cancels.
+
+    Each gate settles when its own call drains it; this only bounds how
+    long a teardown waits for that, and cancels the deliveries of calls
+    that outlive the bound (their owning loops unwind them).
+    """
+    with self._lock:
+      gates = list(self._gates)
+    if not gates:
+      return
+    waiters = {asyncio.wrap_future(gate.settled): gate for gate in gates}
+    _, late = await asyncio.wait(waiters, timeout=timeout)
+    if not late:
+      return
+    logger.warning(
+        'Teardown: %d call(s) still delivering progress after %s s;'
+        ' cancelling their callbacks.',
+        len(late),
+        timeout,
+    )
+    for waiter in late:
+      waiters[waiter].cancel_threadsafe()
+    # Bounded again: a callback that ignores cancellation is abandoned (its
+    # own drain logs it) rather than holding the teardown.
+    await asyncio.wait(late, timeout=timeout)
+
+
 @dataclasses.dataclass(eq=False)
 class _Router:
   """Per-manager routing state.
@@ -140,6 +201,7 @@ class _Router:
   )
   remove_hook: Callable[[], None] | None = None
   prompt_tasks: set[asyncio.Task[None]] = dataclasses.field(default_factory=set)
+  gates: _LiveGates = dataclasses.field(default_factory=lambda: _LiveGates())
 
   def apply_pending(self, pool: RoutedPool) -> None:
     """On the registry thread: performs the queued discards."""
@@ -215,7 +277,7 @@ async def create_session(
     facade = router.facades.get(session)
     if facade is None:
       guard = pool.guard(headers)
-      facade = RoutedSession(router.loop, session, guard)
+      facade = RoutedSession(router.loop, session, guard, gates=router.gates)
       router.facades[session] = facade
     return facade
 
@@ -273,8 +335,10 @@ def discard_session(
 async def close(pool: RoutedPool) -> None:
   """`MCPSessionManager.close`, on the registry loop.
 
-  A no-op when the registry loop never started (nothing was pooled) or has
-  closed (its shutdown hook closed the pool).
+  A no-op on the registry loop when it never started (nothing was pooled)
+  or has closed (its shutdown hook closed the pool). Then waits, up to
+  `PROGRESS_DRAIN_TIMEOUT`, for the progress deliveries of the calls that
+  were in flight, and cancels what is still running.
 
   Args:
     pool: The registry-bound manager's pool operations.
@@ -290,56 +354,208 @@ async def close(pool: RoutedPool) -> None:
       RegistryLoopErrorReason.CLOSED, RegistryLoopErrorReason.NOT_STARTED
   ):
     await router.loop.run(on_loop)
+  # Closing the sessions ended the calls in flight; each is now draining its
+  # progress on its own loop. Teardown returns only once that is over
+  # (bounded, then the stragglers are cancelled), so no user callback of
+  # this toolset outlives its close.
+  await router.gates.settle(PROGRESS_DRAIN_TIMEOUT)
 
 
 class _ProgressGate:
-  """Delivers one call's progress to its caller and drains it at the end.
+  """Delivers one call's progress on its owning loop, bounded, and drains it.
 
-  Lives on the registry loop (single-threaded, so closing is atomic). A
-  notification is admitted when its handler starts; the SDK starts each
-  handler as a task queued before the response that follows it is delivered,
-  so everything the server sent before its response is admitted by then.
+  The owning loop is the loop `call_tool` was awaited on (a Runner's loop,
+  the worker loop of a synchronous `Runner.run()`, a host server's loop):
+  the gate is built there and the user callback only ever runs there, one
+  notification at a time, in arrival order. The SDK's handler tasks on the
+  registry loop only enqueue (`on_progress` never waits for user code), so
+  nothing on the registry thread can be held up by, or cancelled into, a
+  user callback.
+
+  Intake: the registry side closes the gate in the same loop step in which
+  the operation's terminal response (or failure) becomes visible; anything
+  offered afterwards is dropped unseen. The SDK spawns each handler task
+  before the response that follows it is resolved, so what the server sent
+  before its response has been offered by then.
+
+  Backpressure: at most `limit` notifications may be admitted and not yet
+  finished; a further one (the newest) is dropped, and the first such drop
+  of the call is logged.
+
+  Drain: `drain()` (owning loop) waits up to `timeout` for every admitted
+  notification to be delivered, then cancels what is left.
   """
 
   def __init__(
       self,
-      deliver: Callable[[float, float | None, str | None], Awaitable[None]],
+      callback: ProgressFn,
+      owner: asyncio.AbstractEventLoop,
+      *,
+      limit: int,
       timeout: float,
   ):
-    self._deliver = deliver
+    self._callback = callback
+    self._name = getattr(callback, '__qualname__', repr(callback))
+    self._owner = owner
+    # The caller's context at operation admission: every delivery runs in a
+    # fresh copy of it, so neither later changes by the caller nor changes
+    # by an earlier delivery leak into a handler.
+    self._context = contextvars.copy_context()
+    self._limit = limit
     self._timeout = timeout
+    # Guards everything below: offered on the registry thread, consumed on
+    # the owning loop.
+    self._lock = threading.Lock()
     self._open = True
-    self._admitted: set[asyncio.Future[None]] = set()
+    self._queue: collections.deque[tuple[float, float | None, str | None]] = (
+        collections.deque()
+    )
+    self._unfinished = 0
+    self._overflowed = False
+    self._kicked = False
+    self._consumer: asyncio.Task[None] | None = None
+    self.settled: concurrent.futures.Future[None] = concurrent.futures.Future()
+    """Done once the gate is closed and nothing admitted is left running."""
+
+  # Registry side.
 
   async def on_progress(
       self, progress: float, total: float | None, message: str | None
   ) -> None:
-    if not self._open:
-      logger.debug('Progress %s after the terminal result dropped.', progress)
-      return
-    done = asyncio.get_running_loop().create_future()
-    self._admitted.add(done)
-    try:
-      await self._deliver(progress, total, message)
-    finally:
-      done.set_result(None)
-      self._admitted.discard(done)
+    """The SDK's progress handler: admits or drops; never runs user code."""
+    with self._lock:
+      if not self._open:
+        logger.debug('Progress %s after the terminal result dropped.', progress)
+        return
+      if self._unfinished >= self._limit:
+        first = not self._overflowed
+        self._overflowed = True
+        if first:
+          logger.warning(
+              'Progress delivery to %s is %d notification(s) behind; dropping'
+              ' the newest until it catches up.',
+              self._name,
+              self._limit,
+          )
+        return
+      self._queue.append((progress, total, message))
+      self._unfinished += 1
+      kick, self._kicked = not self._kicked, True
+    if kick:
+      try:
+        self._owner.call_soon_threadsafe(self._ensure_consumer)
+      except RuntimeError:  # The owning loop is closed.
+        logger.warning('Progress for %s dropped: its loop is gone.', self._name)
+        with self._lock:
+          self._unfinished -= len(self._queue)
+          self._queue.clear()
+          self._kicked = False
 
   def close(self) -> None:
-    self._open = False
+    """Closes intake (any thread); idempotent."""
+    with self._lock:
+      self._open = False
+
+  # Owning loop.
+
+  def _ensure_consumer(self) -> asyncio.Task[None] | None:
+    if self._consumer is None or self._consumer.done():
+      with self._lock:
+        if not self._queue:
+          self._kicked = False
+          return None
+      self._consumer = self._owner.create_task(self._consume())
+    return self._consumer
+
+  async def _consume(self) -> None:
+    while True:
+      with self._lock:
+        if not self._queue:
+          self._kicked = False
+          return
+        progress, total, message = self._queue.popleft()
+      delivery = self._owner.create_task(
+          self._deliver(progress, total, message), context=self._context.copy()
+      )
+      try:
+        await delivery
+      finally:
+        with self._lock:
+          self._unfinished -= 1
+
+  async def _deliver(
+      self, progress: float, total: float | None, message: str | None
+  ) -> None:
+    try:
+      result = self._callback(progress, total, message)
+      if inspect.isawaitable(result):
+        await result
+    except Exception:  # pylint: disable=broad-exception-caught
+      logger.exception('Progress callback %s raised; ignored.', self._name)
 
   async def drain(self) -> None:
-    self._open = False
-    pending = [f for f in self._admitted if not f.done()]
-    if not pending:
+    """Closes intake, waits for admitted deliveries (bounded), cancels the rest.
+
+    If the caller is cancelled while waiting, the deliveries are cancelled
+    at once and the cancellation propagates once they unwind (bounded).
+    """
+    self.close()
+    consumer = self._ensure_consumer()
+    try:
+      if consumer is not None:
+        _, late = await asyncio.wait([consumer], timeout=self._timeout)
+        if late:
+          logger.warning(
+              'Progress callback %s still running %s s after the result;'
+              ' cancelled.',
+              self._name,
+              self._timeout,
+          )
+          await self._cancel(consumer)
+    except asyncio.CancelledError:
+      await self._cancel(consumer)
+      raise
+    finally:
+      self._settle()
+
+  async def cancel(self) -> None:
+    """Closes intake and cancels what is admitted (the caller gave up)."""
+    self.close()
+    try:
+      await self._cancel(self._consumer)
+    finally:
+      self._settle()
+
+  async def _cancel(self, consumer: asyncio.Task[None] | None) -> None:
+    with self._lock:
+      self._unfinished -= len(self._queue)
+      self._queue.clear()
+    if consumer is None or consumer.done():
       return
-    _, late = await asyncio.wait(pending, timeout=self._timeout)
-    if late:
+    consumer.cancel()
+    # Shielded from a second cancellation of the caller only by the bound:
+    # a callback that swallows cancellation is abandoned, logged.
+    _, stuck = await asyncio.wait([consumer], timeout=self._timeout)
+    if stuck:
       logger.warning(
-          '%d progress callback(s) still running %s s after the result.',
-          len(late),
+          'Progress callback %s ignored cancellation for %s s; abandoned.',
+          self._name,
           self._timeout,
       )
+
+  def _settle(self) -> None:
+    if not self.settled.done():
+      self.settled.set_result(None)
+
+  def cancel_threadsafe(self) -> None:
+    """From any thread: cancels the deliveries still running."""
+
+    def on_owner() -> None:
+      if self._consumer is not None:
+        self._consumer.cancel()
+
+    with contextlib.suppress(RuntimeError):  # The owning loop is closed.
+      self._owner.call_soon_threadsafe(on_owner)
 
 
 class RoutedSession:
@@ -359,6 +575,8 @@ class RoutedSession:
       registry_loop: RegistryEventLoop,
       session: ClientSession,
       guard: Guard | None = None,
+      *,
+      gates: _LiveGates | None = None,
   ):
     """Wraps a pooled session.
 
@@ -367,10 +585,13 @@ class RoutedSession:
       session: The pooled `ClientSession`.
       guard: Races a call against the session's transport task; None
         awaits calls directly.
+      gates: Where the progress gates of calls in flight are tracked for
+        the manager's teardown.
     """
     self._loop = registry_loop
     self._session = session
     self._guard = guard
+    self._gates = gates
 
   @property
   def registry_loop(self) -> RegistryEventLoop:
@@ -396,26 +617,34 @@ class RoutedSession:
     session = self._session
     guard = self._guard
 
-    async def on_loop() -> _T:
-      coro = operation(session)
+    async def until_terminal() -> _T:
       try:
-        if guard is not None:
-          result: _T = await guard(coro)
-        else:
-          result = await coro
-      except Exception:
-        if progress is not None:
-          await progress.drain()
-        raise
-      except BaseException:
+        return await operation(session)
+      finally:
+        # In the step the response (or failure) surfaces, before the guard
+        # or anything else on this loop runs: intake closes atomically.
         if progress is not None:
           progress.close()
-        raise
-      if progress is not None:
-        await progress.drain()
-      return result
 
-    return await self._loop.run(on_loop)
+    async def on_loop() -> _T:
+      if guard is not None:
+        result: _T = await guard(until_terminal())
+        return result
+      return await until_terminal()
+
+    if progress is None:
+      return await self._loop.run(on_loop)
+    try:
+      result = await self._loop.run(on_loop)
+    except asyncio.CancelledError:
+      # The caller gave up: its deliveries go too (bounded unwinding).
+      await progress.cancel()
+      raise
+    except BaseException:
+      await progress.drain()
+      raise
+    await progress.drain()
+    return result
 
   async def call_tool(
       self,
@@ -432,8 +661,11 @@ class RoutedSession:
       arguments: Its arguments.
       read_timeout_seconds: The per-request read timeout.
       progress_callback: Runs on the calling loop, never on the registry
-        thread; every invocation admitted before the result has finished
-        when this returns. Its exceptions are logged.
+        thread, one notification at a time, in the context this call was
+        made in. Every notification admitted before the result has been
+        delivered when this returns, or cancelled after
+        `PROGRESS_DRAIN_TIMEOUT`. Past `PROGRESS_QUEUE_LIMIT` undelivered
+        ones the newest are dropped. Its exceptions are logged.
       **kwargs: Passed to `ClientSession.call_tool` (`meta`, ...).
 
     Returns:
@@ -443,14 +675,9 @@ class RoutedSession:
       RegistryLoopError (CALLBACK_OWNER): A progress callback given on the
         registry thread, where user code must never run.
     """
-    gate = (
-        None
-        if progress_callback is None
-        else _ProgressGate(
-            self._loop.marshal_callback(progress_callback),
-            PROGRESS_DRAIN_TIMEOUT,
-        )
-    )
+    gate = None
+    if progress_callback is not None:
+      gate = self._progress_gate(progress_callback)
     return await self.execute(
         lambda session: session.call_tool(
             name,
@@ -461,6 +688,23 @@ class RoutedSession:
         ),
         progress=gate,
     )
+
+  def _progress_gate(self, callback: ProgressFn) -> _ProgressGate:
+    """A gate owned by the calling loop, tracked for teardown."""
+    if self._loop.is_registry_thread():
+      raise RegistryLoopError(
+          RegistryLoopErrorReason.CALLBACK_OWNER,
+          'User callbacks may not be bound to the registry loop.',
+      )
+    gate = _ProgressGate(
+        callback,
+        asyncio.get_running_loop(),
+        limit=PROGRESS_QUEUE_LIMIT,
+        timeout=PROGRESS_DRAIN_TIMEOUT,
+    )
+    if self._gates is not None:
+      self._gates.add(gate)
+    return gate
 
   async def list_tools(self, *args: Any, **kwargs: Any) -> Any:
     """`ClientSession.list_tools` on the registry loop."""
