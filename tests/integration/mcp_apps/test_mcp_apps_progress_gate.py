@@ -286,7 +286,7 @@ RUN_MODES = [
 
 @pytest.mark.conformance("P3-PROG-02", "P3-PROG-03", "P3-PROG-04", "P3-PROG-05")
 @pytest.mark.parametrize("mode", RUN_MODES)
-async def test_handler_blocked_past_the_response_finishes_before_the_result_moves_on(
+async def test_late_handler_finishes_before_approval_append_and_release(
     mode: str, terminal: Terminal, conversation: Callable[..., Any]
 ) -> None:
   """Drained before after-tool approval, the Event's append and run's end.
@@ -613,13 +613,13 @@ async def test_cancelling_the_call_during_the_drain_ends_within_the_bound(
 
 
 @pytest.mark.conformance("P3-PROG-14")
-async def test_registry_shutdown_during_delivery_drains_within_the_bound_then_cancels(
+async def test_registry_shutdown_mid_delivery_drains_boundedly_then_cancels(
     terminal: Terminal,
     mcp_apps: Any,
     registry: RegistryEventLoop,
     short_bound: float,
 ) -> None:
-  """The call fails (registry closed), its delivery gets the bound, then goes."""
+  """The call fails (registry closed); delivery gets the bound, then goes."""
   stuck = Stuck()
   toolset = _toolset(mcp_apps, registry, stuck)
   try:
@@ -645,7 +645,7 @@ async def test_registry_shutdown_during_delivery_drains_within_the_bound_then_ca
 
 
 @pytest.mark.conformance("P3-PROG-15")
-async def test_toolset_close_during_delivery_drains_within_the_bound_then_cancels(
+async def test_toolset_close_mid_delivery_drains_boundedly_then_cancels(
     terminal: Terminal,
     mcp_apps: Any,
     registry: RegistryEventLoop,
