@@ -296,6 +296,7 @@ async def bound_stack(
     session_service: Any,
     profile: Optional[McpAppsHostProfile] = None,
     bind: bool = True,
+    **spec_fields: Any,
 ) -> AsyncIterator[BoundStack]:
   """A started registry and a Runner over `session_service`.
 
@@ -304,10 +305,12 @@ async def bound_stack(
     session_service: The Session service (a durable one for lifecycle).
     profile: The profile; the local-development one by default.
     bind: False leaves the toolset model-only (no profile bound).
+    **spec_fields: Further `McpToolsetSpec` fields (`require_confirmation`).
   """
   profile = profile or local_dev_profile()
+  spec = McpToolsetSpec(connection_params=connection_params, **spec_fields)
   registry = McpAppBindingRegistry(
-      {TOOLSET: McpToolsetSpec(connection_params=connection_params)},
+      {TOOLSET: spec},
       profile if bind else None,
       allow_dev_providers=True,
   )

@@ -55,6 +55,8 @@ from ..descriptor.widget_descriptor import WidgetCorrelation
 from ..errors import McpAppVisibilityError
 from ..event_policy.provenance import admitted_operation
 from ..event_policy.provenance import APP_OPERATION
+from ..facades.confirmation import AppCallConfirmation
+from ..facades.confirmation import governed_arguments
 from ..lifecycle.adoption import touch_record
 from ..lifecycle.invocation_incarnation import pin_incarnation
 from ..lifecycle.invocation_incarnation import pinned_incarnation
@@ -689,6 +691,7 @@ async def call_app_tool(
     target_server_id: str,
     policy: AppCallPolicy = DEFAULT_POLICY,
     bounds: ToolListingBounds = DEFAULT_BOUNDS,
+    confirmation: Optional[AppCallConfirmation] = None,
 ) -> types.CallToolResult:
   """A View's app `tools/call`, admitted and run on the View's generation.
 
@@ -696,6 +699,11 @@ async def call_app_tool(
   invalidated generation fails typed before anything is sent. The call is
   the View's own operation: an Event appended while it runs is stamped
   `mcp_app`, emitted by the app, for the app_audit audience.
+
+  With `confirmation`, after admission the toolset's `require_confirmation`
+  is decided once on a read-only context, a required confirmation seals a
+  one-shot permit the deployment approves, and the sealed arguments are
+  sent (`facades.confirmation.governed_arguments`); a denial sends nothing.
 
   Args:
     hold: The View's hold on its bound generation.
@@ -705,6 +713,7 @@ async def call_app_tool(
     target_server_id: The server the call would go to.
     policy: The host's app-call policy.
     bounds: Admission listing bounds.
+    confirmation: The governed confirmation; None applies none (as before).
 
   Returns:
     The server's result.
@@ -713,6 +722,7 @@ async def call_app_tool(
     GenerationInvalidatedError: The View's generation is gone.
     HoldReleasedError: The hold was released.
     McpAppVisibilityError: Admission denied the call.
+    FacadeError: The confirmation denied the call (nothing was sent).
   """
   hold.check()
   try:
@@ -730,4 +740,12 @@ async def call_app_tool(
     if lost is not None:
       raise lost from denial
     raise
+  if confirmation is not None:
+    arguments = await governed_arguments(
+        confirmation,
+        tool_name=tool_name,
+        server_id=target_server_id,
+        arguments=arguments,
+    )
+    hold.check()  # The approval may have outlived the View's generation.
   return await hold.call_tool(tool_name, arguments)

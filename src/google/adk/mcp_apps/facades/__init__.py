@@ -17,6 +17,9 @@
 
 Modules:
 
+* `confirmation`: `ReadonlyConfirmationContext`, `decide_confirmation`, the
+  sealed one-shot `ConfirmationPermit` and `AppCallConfirmation`, what a
+  governed app call's confirmation uses.
 * `errors`: `FacadeError` and its `FacadeErrorReason`.
 * `snapshot`: `snapshot()`, the closed deep-read-only copy of a JSON value
   every facade hands out, and `thaw()` to get plain values back.

@@ -71,7 +71,39 @@ class FacadeErrorReason(enum.Enum):
   """Containers nest deeper than the depth limit."""
 
   READ_ONLY = 'read_only'
-  """Something tried to change a snapshot."""
+  """Something tried to change a snapshot (or a read-only facade)."""
+
+  UNAVAILABLE = 'unavailable'
+  """A facade was asked for something it does not expose: a live Session,
+  InvocationContext, actions, credentials or a service."""
+
+  NEEDS_TOOL_CONTEXT = 'needs_tool_context'
+  """A confirmation predicate's signature demands a `ToolContext` (or
+  another live ADK context), which the governed path never hands out."""
+
+  PREDICATE_FAILED = 'predicate_failed'
+  """A confirmation predicate raised, or touched something unavailable."""
+
+  CONFIRMATION_DENIED = 'confirmation_denied'
+  """The deployment's confirmation step refused (or failed)."""
+
+  CONFIRMATION_TIMEOUT = 'confirmation_timeout'
+  """The deployment's confirmation step did not answer in time."""
+
+  PERMIT_TOOL_MISMATCH = 'permit_tool_mismatch'
+  """A confirmation permit was presented for another tool."""
+
+  PERMIT_SERVER_MISMATCH = 'permit_server_mismatch'
+  """A confirmation permit was presented for another server."""
+
+  PERMIT_REVISION_MISMATCH = 'permit_revision_mismatch'
+  """The binding revision changed since the permit was sealed."""
+
+  PERMIT_ARGUMENTS_MISMATCH = 'permit_arguments_mismatch'
+  """A confirmation permit was presented with other arguments."""
+
+  PERMIT_CONSUMED = 'permit_consumed'
+  """A one-shot confirmation permit was presented a second time."""
 
 
 class FacadeError(McpAppsError):
