@@ -37,6 +37,7 @@ import dataclasses
 import logging
 from typing import Any
 from typing import Optional
+from typing import Protocol
 from typing import Sequence
 from typing import TYPE_CHECKING
 from typing import TypeVar
@@ -55,8 +56,6 @@ from ..descriptor.widget_descriptor import WidgetCorrelation
 from ..errors import McpAppVisibilityError
 from ..event_policy.provenance import admitted_operation
 from ..event_policy.provenance import APP_OPERATION
-from ..facades.confirmation import AppCallConfirmation
-from ..facades.confirmation import governed_arguments
 from ..lifecycle.adoption import touch_record
 from ..lifecycle.invocation_incarnation import pin_incarnation
 from ..lifecycle.invocation_incarnation import pinned_incarnation
@@ -681,6 +680,24 @@ class AppSafeMcpTool(AdmittedMcpTool):
     return await call.prepare(headers)
 
 
+class AppCallGovernor(Protocol):
+  """What `call_app_tool(confirmation=...)` takes: decides what is sent.
+
+  `facades.confirmation.AppCallConfirmation` is the implementation (the
+  facades layer sits above this one, so it is named here structurally).
+  """
+
+  async def arguments_to_send(
+      self,
+      *,
+      tool_name: str,
+      server_id: str,
+      arguments: Optional[dict[str, Any]],
+  ) -> dict[str, Any]:
+    """The arguments to send, or raises to deny the call (nothing sent)."""
+    ...
+
+
 @admitted_operation(APP_OPERATION)
 async def call_app_tool(
     hold: GenerationHold,
@@ -691,7 +708,7 @@ async def call_app_tool(
     target_server_id: str,
     policy: AppCallPolicy = DEFAULT_POLICY,
     bounds: ToolListingBounds = DEFAULT_BOUNDS,
-    confirmation: Optional[AppCallConfirmation] = None,
+    confirmation: Optional[AppCallGovernor] = None,
 ) -> types.CallToolResult:
   """A View's app `tools/call`, admitted and run on the View's generation.
 
@@ -703,7 +720,7 @@ async def call_app_tool(
   With `confirmation`, after admission the toolset's `require_confirmation`
   is decided once on a read-only context, a required confirmation seals a
   one-shot permit the deployment approves, and the sealed arguments are
-  sent (`facades.confirmation.governed_arguments`); a denial sends nothing.
+  sent (`facades.confirmation.AppCallConfirmation`); a denial sends nothing.
 
   Args:
     hold: The View's hold on its bound generation.
@@ -713,7 +730,8 @@ async def call_app_tool(
     target_server_id: The server the call would go to.
     policy: The host's app-call policy.
     bounds: Admission listing bounds.
-    confirmation: The governed confirmation; None applies none (as before).
+    confirmation: The governed confirmation (an `AppCallConfirmation`);
+      None applies none, as before.
 
   Returns:
     The server's result.
@@ -741,8 +759,7 @@ async def call_app_tool(
       raise lost from denial
     raise
   if confirmation is not None:
-    arguments = await governed_arguments(
-        confirmation,
+    arguments = await confirmation.arguments_to_send(
         tool_name=tool_name,
         server_id=target_server_id,
         arguments=arguments,

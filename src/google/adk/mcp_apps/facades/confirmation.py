@@ -494,6 +494,19 @@ class AppCallConfirmation:
   timeout: Optional[float] = None
   callbacks: Sequence[ArgumentCallback] = ()
 
+  async def arguments_to_send(
+      self,
+      *,
+      tool_name: str,
+      server_id: str,
+      arguments: Optional[Mapping[str, Any]],
+  ) -> dict[str, Any]:
+    """`governed_arguments` of this confirmation (what `call_app_tool`
+    calls)."""
+    return await governed_arguments(
+        self, tool_name=tool_name, server_id=server_id, arguments=arguments
+    )
+
 
 async def governed_arguments(
     confirmation: AppCallConfirmation,
