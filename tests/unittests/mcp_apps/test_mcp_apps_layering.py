@@ -36,9 +36,9 @@ LAYERS: list[set[str]] = [
     {"lifecycle"},
     {"sealing"},
     {"event_policy"},
+    {"facades"},
     {"affinity"},
     {"binding", "bootstrap", "batch"},
-    {"facades"},
 ]
 _RANK = {name: rank for rank, row in enumerate(LAYERS) for name in row}
 

@@ -54,6 +54,7 @@ from ..contracts.principal_resolver import Principal
 from ..contracts.scope import SessionKey
 from ..descriptor.widget_descriptor import WidgetCorrelation
 from ..errors import McpAppVisibilityError
+from ..event_policy.callback_scope import refuse_reentry
 from ..event_policy.provenance import admitted_operation
 from ..event_policy.provenance import APP_OPERATION
 from ..lifecycle.adoption import touch_record
@@ -314,7 +315,19 @@ class AppSafeToolRouting:
       session_service: Optional[Any] = None,
       invocation_session: Optional[Any] = None,
   ) -> tuple[GenerationKey, GenerationHold]:
-    """Holds the caller's app-safe generation, opening it if needed."""
+    """Holds the caller's app-safe generation, opening it if needed.
+
+    Raises:
+      EventPolicyError: `SAME_SESSION_REENTRY`, a restricted callback for
+        this Session asked (before anything opens or waits).
+    """
+    if session is not None:
+      refuse_reentry(
+          session.app_name,
+          session.user_id,
+          session.session_id,
+          'app-safe hold acquisition',
+      )
     self._admission_check()
     key = await self.generation_key(
         session, headers, session_service, invocation_session

@@ -14,8 +14,9 @@
 
 """What the core enforces on every Event before a session service stores it.
 
-Leaf modules the core imports (`protected_fields`, `provenance`, `audience`)
-have no dependency on the rest of the package. Design:
+Leaf modules the core imports (`protected_fields`, `provenance`,
+`callback_scope`, `audience`) depend on nothing of the package but its
+errors. Design:
 docs/design/event-policy.md.
 
 * `protected_fields`: the vocabulary of `Event.audience`,
@@ -28,5 +29,7 @@ docs/design/event-policy.md.
 * `finalizer`: the core event finalizer the session services run.
 * `audit_actions`: what an `app_audit` Event may carry, which the
   finalizer enforces.
+* `callback_scope`: `restricted_callback` and `refuse_reentry`, the
+  same-session reentry rule for user code on an app path.
 * `errors`: `EventPolicyError` and its `EventPolicyReason`.
 """

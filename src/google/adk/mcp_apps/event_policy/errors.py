@@ -42,6 +42,10 @@ class EventPolicyReason(enum.Enum):
   """An audit Event carried an action only the core sets (compaction,
   `set_model_response`); it was stripped."""
 
+  SAME_SESSION_REENTRY = 'same_session_reentry'
+  """A restricted callback (`callback_scope`) tried to re-enter the Session
+  it runs for: a Runner entry point, an append, a hold acquisition."""
+
 
 class EventPolicyError(McpAppsError):
   """Base error of the event policy.

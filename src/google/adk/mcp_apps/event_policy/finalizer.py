@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 from ..sealing.append_stage import complete_after_append
 from ..sealing.append_stage import seal_before_append
 from .audit_actions import enforce_audit_event
+from .callback_scope import refuse_reentry
 from .protected_fields import Audience
 from .protected_fields import Emitter
 from .protected_fields import InvocationOrigin
@@ -114,11 +115,18 @@ async def finalize_for_append(
     The Event to store.
 
   Raises:
-    EventPolicyError: The Event breaks the event policy.
+    EventPolicyError: The Event breaks the event policy, or a restricted
+      callback for this Session is appending (`SAME_SESSION_REENTRY`).
     DescriptorError, SealedResultStoreError, StaleIncarnationError: From
       the sealing stage (`sealing.append_stage.seal_before_append`);
       nothing may be stored.
   """
+  refuse_reentry(
+      getattr(session, 'app_name', None),
+      getattr(session, 'user_id', None),
+      getattr(session, 'id', None),
+      'append_event',
+  )
   core = _core_values(provenance_for(event.invocation_id))
   result = event
   try:

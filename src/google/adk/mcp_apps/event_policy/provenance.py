@@ -44,6 +44,7 @@ from typing import TypeVar
 
 from typing_extensions import ParamSpec
 
+from .callback_scope import refuse_reentry
 from .protected_fields import Audience
 from .protected_fields import Emitter
 from .protected_fields import ImmediateCaller
@@ -204,11 +205,20 @@ def admits_invocations(method: _AsyncGenFn) -> _AsyncGenFn:
   """Makes a Runner entry point one admitted operation.
 
   Every invocation it creates is bound by `admit_invocation` and released
-  when the entry point's generator ends, however it ends.
+  when the entry point's generator ends, however it ends. Started from a
+  restricted callback for the same Session, it raises `EventPolicyError`
+  (`SAME_SESSION_REENTRY`) before running anything.
   """
 
   @functools.wraps(method)
   async def entry(*args: Any, **kwargs: Any) -> AsyncGenerator[Any, None]:
+    # A restricted callback may not start a turn on its own Session.
+    refuse_reentry(
+        getattr(args[0], 'app_name', None) if args else None,
+        kwargs.get('user_id'),
+        kwargs.get('session_id'),
+        f'Runner.{method.__name__}',
+    )
     enclosing = _runner_call.get()
     inherited = enclosing.provenance if enclosing is not None else USER_TURN
     call = _RunnerCall(current_provenance() or inherited)

@@ -57,6 +57,8 @@ from ..canonical_json import envelope
 from ..canonical_json import envelope_digest
 from ..canonical_json import Purpose
 from ..contracts.scope import SessionKey
+from ..event_policy.callback_scope import CallbackFamily
+from ..event_policy.callback_scope import restricted_callback
 from .errors import FacadeError
 from .errors import FacadeErrorReason
 from .snapshot import snapshot
@@ -287,8 +289,8 @@ async def decide_confirmation(
 
   Fails closed: a predicate that needs a live `ToolContext` (a parameter
   annotated with an ADK context type) is not called; one that raises, or
-  that asked the context for anything unavailable (even if it caught the
-  error), denies the call. Denial is this function raising: the call is
+  that asked the context for anything unavailable or tried to re-enter its
+  own Session (even if it caught the error), denies the call. Denial is this function raising: the call is
   never sent, and no approval is asked for.
 
   Args:
@@ -304,22 +306,25 @@ async def decide_confirmation(
   if not callable(predicate):
     return bool(predicate)
   keywords = _call_arguments(predicate, context)
+  key = SessionKey(context.app_name, context.user_id, context.session_id)
   try:
-    outcome = predicate(**keywords)
-    if inspect.isawaitable(outcome):
-      outcome = await outcome
-    required = bool(outcome)
+    with restricted_callback(key, CallbackFamily.CONFIRMATION) as scope:
+      outcome = predicate(**keywords)
+      if inspect.isawaitable(outcome):
+        outcome = await outcome
+      required = bool(outcome)
   except Exception as e:
     raise FacadeError(
         FacadeErrorReason.PREDICATE_FAILED,
         f'the confirmation predicate failed ({type(e).__name__}); the call'
         ' is denied',
     ) from e
-  if context.refused:
+  reached = context.refused + tuple(scope.refused)
+  if reached:
     raise FacadeError(
         FacadeErrorReason.PREDICATE_FAILED,
         'the confirmation predicate reached for'
-        f' {", ".join(context.refused)}; the call is denied',
+        f' {", ".join(reached)}; the call is denied',
     )
   return required
 
