@@ -43,7 +43,7 @@ def _context(state: Any, arguments: Any) -> ReadonlyConfirmationContext:
   )
 
 
-@pytest.mark.conformance('P3-CONF-03')
+@pytest.mark.conformance('P3-CONF-03', 'P3-SNAP-15')
 @pytest.mark.parametrize('accessor', ['state', 'arguments'])
 def test_confirmation_context_snapshots_pass_the_golden_table(
     accessor: str,

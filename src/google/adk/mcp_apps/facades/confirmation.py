@@ -62,6 +62,7 @@ from ..event_policy.callback_scope import restricted_callback
 from .errors import FacadeError
 from .errors import FacadeErrorReason
 from .snapshot import snapshot
+from .snapshot import state_snapshot
 from .snapshot import thaw
 
 __all__ = [
@@ -159,7 +160,7 @@ class ReadonlyConfirmationContext:
         session_id=session.session_id,
         tool_name=tool_name,
         server_id=server_id,
-        state=snapshot(_plain(state)),
+        state=state_snapshot(state),
         arguments=snapshot(_plain(arguments)),
     )
 

@@ -34,9 +34,12 @@ from __future__ import annotations
 
 import decimal
 import numbers
+from collections.abc import Mapping
 from typing import Any
 from typing import NoReturn
+from typing import Optional
 
+from ...sessions.state import State
 from .. import canonical_json
 from ..canonical_json import CanonicalJsonError
 from ..canonical_json import CanonicalJsonReason
@@ -49,6 +52,7 @@ __all__ = [
     'FrozenDict',
     'FrozenList',
     'snapshot',
+    'state_snapshot',
     'thaw',
 ]
 
@@ -243,6 +247,46 @@ def snapshot(
         path=e.path,
         limit=e.limit,
     ) from None
+
+
+def state_snapshot(
+    state: Optional[Mapping[str, Any]],
+    *,
+    max_values: int = DEFAULT_MAX_VALUES,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> Any:
+  """Returns the `snapshot` of a Session's state as the Session stores it.
+
+  Keys under ADK's `temp:` prefix are left out. They are invocation-scoped
+  and never persisted, and ADK's auth flow keeps the credential it
+  exchanged there (`temp:<credential_key>`); an app path runs outside the
+  invocation, so what it may read is the stored state, and credentials
+  stay on the auth-config path.
+
+  Args:
+    state: The live state: a `dict`, an ADK `State`, a snapshot, or None
+      (empty).
+    max_values: As for `snapshot`.
+    max_depth: As for `snapshot`.
+
+  Returns:
+    A `FrozenDict`.
+
+  Raises:
+    FacadeError: As for `snapshot`.
+  """
+  if state is None:
+    items: Mapping[Any, Any] = {}
+  elif isinstance(state, State):
+    items = state.to_dict()
+  else:
+    items = state
+  stored = {
+      key: thaw(value) if isinstance(value, (FrozenDict, FrozenList)) else value
+      for key, value in items.items()
+      if not (isinstance(key, str) and key.startswith(State.TEMP_PREFIX))
+  }
+  return snapshot(stored, max_values=max_values, max_depth=max_depth)
 
 
 def thaw(value: Any) -> Any:
