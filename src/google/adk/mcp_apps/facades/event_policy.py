@@ -428,7 +428,10 @@ def _merge(
       domain.
   """
   update: dict[str, Any] = {}
-  if _differs(returned.content, original.content):
+  # As upstream's merge, only fields the replacement set count; its
+  # actions are always screened (a control there is reported).
+  given = returned.model_fields_set
+  if 'content' in given and _differs(returned.content, original.content):
     update['content'] = (
         None
         if returned.content is None
@@ -436,7 +439,7 @@ def _merge(
     )
   theirs = without_internal_metadata(returned.custom_metadata) or {}
   ours = without_internal_metadata(original.custom_metadata) or {}
-  if _differs(theirs, ours):
+  if 'custom_metadata' in given and _differs(theirs, ours):
     # ADK-internal keys belong to the core: kept from the original only.
     merged = {
         **thaw(snapshot(plain_state(theirs))),
@@ -448,6 +451,7 @@ def _merge(
       for name in type(original).model_fields
       if name not in MERGED_FIELDS
       and name != 'actions'
+      and name in given
       and _differs(getattr(returned, name), getattr(original, name))
   ]
   policy_error = None
