@@ -17,10 +17,15 @@
 
 Modules:
 
+* `audit_context`: `ReadonlyAuditContext`, what an audit observer sees:
+  identifiers and a read-only state snapshot.
 * `confirmation`: `ReadonlyConfirmationContext`, `decide_confirmation`, the
   sealed one-shot `ConfirmationPermit` and `AppCallConfirmation`, what a
   governed app call's confirmation uses.
 * `errors`: `FacadeError` and its `FacadeErrorReason`.
+* `event_policy`: `EventPolicyContext` and `run_event_policy`, the
+  restricted event callback on a direct-app audit Event, its ledger API and
+  its core-only fallback.
 * `snapshot`: `snapshot()`, the closed deep-read-only copy of a JSON value
   every facade hands out, and `thaw()` to get plain values back.
 

@@ -105,6 +105,12 @@ class FacadeErrorReason(enum.Enum):
   PERMIT_CONSUMED = 'permit_consumed'
   """A one-shot confirmation permit was presented a second time."""
 
+  EVENT_POLICY_FAILED = 'event_policy_failed'
+  """The ordinary event callback on an audit Event raised, or reached for
+  something its restricted context does not expose or re-entered its own
+  Session (even if it caught the error); the core-only fallback Event is
+  stored instead."""
+
 
 class FacadeError(McpAppsError):
   """Base error of the restricted facades and their snapshots.
