@@ -82,9 +82,7 @@ async def runner() -> Runner:
 
 
 async def _session(runner: Runner) -> Any:
-  return await runner.session_service.create_session(
-      app_name=APP, user_id=USER
-  )
+  return await runner.session_service.create_session(app_name=APP, user_id=USER)
 
 
 def test_outside_a_restricted_callback_nothing_is_refused() -> None:

@@ -27,7 +27,9 @@ Modules:
   restricted event callback on a direct-app audit Event, its ledger API and
   its core-only fallback.
 * `snapshot`: `snapshot()`, the closed deep-read-only copy of a JSON value
-  every facade hands out, and `thaw()` to get plain values back.
+  every facade hands out, `state_snapshot()` for a Session's stored state
+  (no `temp:` keys, where ADK's auth flow keeps credentials), and `thaw()`
+  to get plain values back.
 
 Example:
 

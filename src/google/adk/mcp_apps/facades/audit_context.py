@@ -38,26 +38,9 @@ from typing import Optional
 from ..contracts.scope import SessionKey
 from .errors import FacadeError
 from .errors import FacadeErrorReason
-from .snapshot import snapshot
-from .snapshot import thaw
+from .snapshot import state_snapshot
 
-__all__ = ['ReadonlyAuditContext', 'plain_state']
-
-
-def plain_state(state: Optional[Mapping[str, Any]]) -> dict[str, Any]:
-  """An exact dict of `state` for `snapshot` (None is empty).
-
-  A snapshot is thawed (it is acyclic by construction); any other mapping
-  is listed key by key, so no copy hook of it ever runs.
-  """
-  if state is None:
-    return {}
-  if type(state) is dict:  # pylint: disable=unidiomatic-typecheck
-    return state
-  if isinstance(state, dict):
-    plain: dict[str, Any] = thaw(state)
-    return plain
-  return {key: state[key] for key in state}
+__all__ = ['ReadonlyAuditContext']
 
 
 class ReadonlyAuditContext:
@@ -132,7 +115,7 @@ class ReadonlyAuditContext:
         session=session,
         invocation_id=invocation_id,
         branch=branch,
-        state=snapshot(plain_state(state)),
+        state=state_snapshot(state),
     )
 
   @property

@@ -61,6 +61,7 @@ from ..event_policy.callback_scope import CallbackFamily
 from ..event_policy.callback_scope import restricted_callback
 from .errors import FacadeError
 from .errors import FacadeErrorReason
+from .snapshot import plain_dict
 from .snapshot import snapshot
 from .snapshot import state_snapshot
 from .snapshot import thaw
@@ -161,7 +162,7 @@ class ReadonlyConfirmationContext:
         tool_name=tool_name,
         server_id=server_id,
         state=state_snapshot(state),
-        arguments=snapshot(_plain(arguments)),
+        arguments=snapshot(plain_dict(arguments)),
     )
 
   @property
@@ -221,18 +222,6 @@ class ReadonlyConfirmationContext:
         FacadeErrorReason.READ_ONLY,
         f'a confirmation context cannot be changed (delete {name!r})',
     )
-
-
-def _plain(value: Optional[Mapping[str, Any]]) -> dict[str, Any]:
-  """An exact dict for `snapshot` (None is empty; a mapping is listed)."""
-  if value is None:
-    return {}
-  if type(value) is dict:  # pylint: disable=unidiomatic-typecheck
-    return value
-  if isinstance(value, dict):  # A snapshot: acyclic by construction.
-    plain: dict[str, Any] = thaw(value)
-    return plain
-  return {key: value[key] for key in value}
 
 
 def _call_arguments(
@@ -377,7 +366,7 @@ class ConfirmationPermit:
       FacadeError: The arguments are outside the snapshot domain.
       CanonicalJsonError: They have no canonical form.
     """
-    sealed = snapshot(_plain(arguments))
+    sealed = snapshot(plain_dict(arguments))
     data = envelope(Purpose.CONFIRMATION_ARGUMENTS, thaw(sealed))
     return cls(
         tool_name=tool_name,
@@ -434,7 +423,7 @@ class ConfirmationPermit:
       if not holds:
         raise FacadeError(reason, f'confirmation permit refused: {why}')
     presented = envelope_digest(
-        Purpose.CONFIRMATION_ARGUMENTS, thaw(snapshot(_plain(arguments)))
+        Purpose.CONFIRMATION_ARGUMENTS, thaw(snapshot(plain_dict(arguments)))
     )
     if presented != self.arguments_digest:
       raise FacadeError(

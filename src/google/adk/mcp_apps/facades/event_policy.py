@@ -60,10 +60,11 @@ from ..event_policy.audit_actions import screen_audit_actions
 from ..event_policy.callback_scope import CallbackFamily
 from ..event_policy.callback_scope import restricted_callback
 from ..event_policy.errors import EventPolicyError
-from .audit_context import plain_state
 from .errors import FacadeError
 from .errors import FacadeErrorReason
+from .snapshot import plain_dict
 from .snapshot import snapshot
+from .snapshot import state_snapshot
 from .snapshot import thaw
 
 __all__ = [
@@ -268,7 +269,7 @@ class EventPolicyContext:
         invocation_id=invocation_id,
         branch=branch,
         agent_name=agent_name,
-        state=snapshot(plain_state(state)),
+        state=state_snapshot(state),
         ledger=EventPolicyLedger(state, ledger),
     )
 
@@ -442,7 +443,7 @@ def _merge(
   if 'custom_metadata' in given and _differs(theirs, ours):
     # ADK-internal keys belong to the core: kept from the original only.
     merged = {
-        **thaw(snapshot(plain_state(theirs))),
+        **thaw(snapshot(plain_dict(theirs))),
         **internal_metadata(original.custom_metadata),
     }
     update['custom_metadata'] = merged or None

@@ -32,15 +32,15 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 import decimal
 import numbers
-from collections.abc import Mapping
 from typing import Any
 from typing import NoReturn
 from typing import Optional
 
-from ...sessions.state import State
 from .. import canonical_json
+from ...sessions.state import State
 from ..canonical_json import CanonicalJsonError
 from ..canonical_json import CanonicalJsonReason
 from .errors import FacadeError
@@ -51,6 +51,7 @@ __all__ = [
     'DEFAULT_MAX_VALUES',
     'FrozenDict',
     'FrozenList',
+    'plain_dict',
     'snapshot',
     'state_snapshot',
     'thaw',
@@ -247,6 +248,22 @@ def snapshot(
         path=e.path,
         limit=e.limit,
     ) from None
+
+
+def plain_dict(value: Optional[Mapping[str, Any]]) -> dict[str, Any]:
+  """An exact `dict` of a mapping, for `snapshot` (None is empty).
+
+  A snapshot is thawed (it is acyclic by construction); any other mapping
+  is listed key by key, so no copy hook of it ever runs.
+  """
+  if value is None:
+    return {}
+  if type(value) is dict:  # pylint: disable=unidiomatic-typecheck
+    return value
+  if isinstance(value, dict):
+    plain: dict[str, Any] = thaw(value)
+    return plain
+  return {key: value[key] for key in value}
 
 
 def state_snapshot(
