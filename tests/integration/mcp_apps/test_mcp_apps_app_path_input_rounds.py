@@ -26,9 +26,11 @@ no-callback default ever runs: the server refuses before the round is sent
 `MISSING_REQUIRED_CLIENT_CAPABILITY`) or the host refuses the
 `InputRequiredResult` it received (2026-07-28 reads).
 
-Where a server can ask: a tool call can, in both eras (`single_round_tools`);
-a read can only at 2026-07-28 (`asking_read`: in the handshake era the same
-read serves the View in one round, shown here). The model-path counterpart
+Where a server can ask: a tool call can, in both eras (`single_round_tools`;
+at 2026-07-28 also by returning an `InputRequiredResult` itself,
+`asking_view`); a read can only at 2026-07-28 (`asking_read`: in the
+handshake era the same read serves the View in one round, shown here).
+The model-path counterpart
 is P2-AFF-02..04 (`test_mcp_apps_connection_affinity.py`), bootstrap's
 state-only rounds P2-BOOT-06 (`test_mcp_apps_bootstrap_rounds.py`).
 
@@ -265,6 +267,47 @@ async def test_direct_app_call_input_round_fails_closed_typed(
     (call,) = path.calls(tool)
     if path.legacy:
       assert call["connectionId"] == who["connectionId"]
+  assert path.recorder.calls == []
+  assert defaults == []
+
+
+@pytest.mark.conformance(*CASES)
+@pytest.mark.parametrize("kind", list(KINDS), ids=KIND_IDS)
+async def test_direct_app_call_input_required_result_fails_closed_typed(
+    kind: str,
+    tmp_path: Path,
+    mcp_apps: Any,
+    start_server: Any,
+    monkeypatch: Any,
+) -> None:
+  """2026-07-28: a tool answering `InputRequiredResult` itself fails typed.
+
+  `asking_view` returns an `InputRequiredResult` with one request of
+  `kind` without the SDK's capability check (no `Resolve`). The View's
+  app call receives it, answers nothing and raises
+  `InputRequestRefusedError` after exactly one `tools/call`; no callback
+  or SDK default ran and the generation stays live.
+  """
+  defaults = record_sdk_defaults(monkeypatch)
+  async with _app_path(
+      "modern_http", tmp_path, mcp_apps, start_server, monkeypatch
+  ) as path:
+    _, hold = await path.hold()
+    server_id = path.stack.registry.lookup(TOOLSET).spec.server_id
+    try:
+      with pytest.raises(InputRequestRefusedError) as info:
+        await call_app_tool(
+            hold,
+            names.ASKING_TOOL,
+            {"kind": kind},
+            view_server_id=server_id,
+            target_server_id=server_id,
+        )
+      _assert_typed(info.value, kind, hold)
+      await _assert_app_safe(hold)
+    finally:
+      hold.release()
+    assert len(path.calls(names.ASKING_TOOL)) == 1
   assert path.recorder.calls == []
   assert defaults == []
 

@@ -800,9 +800,21 @@ async def call_app_tool(
     )
     hold.check()  # The approval may have outlived the View's generation.
   try:
-    return await hold.call_tool(tool_name, arguments)
+    # A 2026-07-28 round is received, never answered, so it is refused typed.
+    result: Any = await hold.call_tool(
+        tool_name, arguments, allow_input_required=True
+    )
   except Exception as error:
     refusal = input_request_refusal(error, hold.generation_id, 'tools/call')
     if refusal is not None:
       raise refusal from error
     raise
+  kinds = input_requests_of(result)
+  if kinds is not None:
+    raise InputRequestRefusedError(hold.generation_id, kinds, 'tools/call')
+  if not isinstance(result, types.CallToolResult):
+    raise RuntimeError(
+        f'The app call of {tool_name} needs further state-only rounds; app'
+        ' calls do not drive multi-round calls'
+    )
+  return result
