@@ -19,7 +19,8 @@ UI-associated call runs on an app-safe generation: `AppSafeToolRouting`
 derives the caller's generation key and builds `AppSafeMcpTool`s, which
 re-list, verify and call once; `call_app_tool` runs a View's own call on
 the View's generation. A model-originated UI call cannot use sampling,
-elicitation or roots. Design: docs/design/affinity.md.
+elicitation or roots; on an app path such a round fails closed with
+`InputRequestRefusedError`. Design: docs/design/affinity.md.
 
 Example:
 
@@ -775,6 +776,7 @@ async def call_app_tool(
     FacadeError: The confirmation denied the call (nothing was sent).
     InputRequestRefusedError: The tool needed a sampling, elicitation or
       roots round; app paths fail it closed (RFC §4 item 4).
+    RuntimeError: A 2026-07-28 state-only round (not driven here).
   """
   hold.check()
   try:
