@@ -39,9 +39,77 @@ from google.adk.tools.mcp_tool import StdioConnectionParams
 from google.adk.tools.mcp_tool import StreamableHTTPConnectionParams
 from google.genai import types as genai_types
 from mcp import StdioServerParameters
+from mcp import types as mcp_types
+import mcp.client.session as sdk_session
 from mcp_apps_conformance_server import names
 
 TIMEOUT = 30.0
+
+SDK_INPUT_DEFAULTS = {
+    "sampling": "_default_sampling_callback",
+    "elicitation": "_default_elicitation_callback",
+    "roots": "_default_list_roots_callback",
+}
+"""The SDK's module-level answers to input rounds a client has no callback
+for (each answers with an error), by round kind."""
+
+
+class Recorder:
+  """Sampling and elicitation callbacks that would succeed, and count."""
+
+  def __init__(self) -> None:
+    self.calls: list[str] = []
+
+  async def sampling(self, context: Any, params: Any) -> Any:
+    del context, params
+    self.calls.append("sampling")
+    return mcp_types.CreateMessageResult(
+        role="assistant",
+        content=mcp_types.TextContent(type="text", text="sampled"),
+        model="stand-in",
+    )
+
+  async def elicitation(self, context: Any, params: Any) -> Any:
+    del context, params
+    self.calls.append("elicitation")
+    return mcp_types.ElicitResult(action="accept", content={"approve": True})
+
+  def spec_kwargs(self) -> dict[str, Any]:
+    return {
+        "sampling_callback": self.sampling,
+        "elicitation_callback": self.elicitation,
+    }
+
+
+def record_sdk_defaults(
+    monkeypatch: Any, defaults: Optional[dict[str, str]] = None
+) -> list[str]:
+  """Records every call of the SDK's module-level client defaults.
+
+  A `ClientSession` built without a callback binds the SDK's default when
+  it is constructed, so this must run before any connection opens. Each
+  wrapper records its kind and still runs the SDK's default.
+
+  Args:
+    monkeypatch: The test's `monkeypatch`.
+    defaults: Kind -> `mcp.client.session` attribute; the input-round
+      defaults (`SDK_INPUT_DEFAULTS`) unless given.
+
+  Returns:
+    The kinds of the defaults that ran, in order (appended to live).
+  """
+  rounds: list[str] = []
+  for kind, attribute in (defaults or SDK_INPUT_DEFAULTS).items():
+    original = getattr(sdk_session, attribute)
+
+    def recording(
+        *args: Any, _kind: str = kind, _original: Any = original
+    ) -> Any:
+      rounds.append(_kind)
+      return _original(*args)
+
+    monkeypatch.setattr(sdk_session, attribute, recording)
+  return rounds
 
 
 def conformance_connection(

@@ -65,6 +65,8 @@ from typing import Any
 from typing import Optional
 
 from binding_support import http_spec
+from binding_support import record_sdk_defaults
+from binding_support import Recorder
 from binding_support import stdio_spec
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.mcp_apps.affinity.errors import GenerationInvalidatedError
@@ -86,7 +88,6 @@ from google.adk.runners import InMemoryRunner
 from google.adk.tools.mcp_tool import SseConnectionParams
 from google.genai import types as genai_types
 from mcp import StdioServerParameters
-from mcp import types as mcp_types
 import mcp.client.session as sdk_session
 from mcp_apps_conformance_server import names
 import pytest
@@ -450,57 +451,15 @@ def _kill(pid: int) -> None:
   os.kill(pid, signal.SIGKILL)
 
 
-class Recorder:
-  """Sampling and elicitation callbacks that would succeed, and count."""
-
-  def __init__(self) -> None:
-    self.calls: list[str] = []
-
-  async def sampling(self, context: Any, params: Any) -> Any:
-    del context, params
-    self.calls.append("sampling")
-    return mcp_types.CreateMessageResult(
-        role="assistant",
-        content=mcp_types.TextContent(type="text", text="sampled"),
-        model="stand-in",
-    )
-
-  async def elicitation(self, context: Any, params: Any) -> Any:
-    del context, params
-    self.calls.append("elicitation")
-    return mcp_types.ElicitResult(action="accept", content={"approve": True})
-
-  def spec_kwargs(self) -> dict[str, Any]:
-    return {
-        "sampling_callback": self.sampling,
-        "elicitation_callback": self.elicitation,
-    }
-
-
 @pytest.fixture
 def sdk_defaults(monkeypatch: Any) -> list[str]:
   """Records every input round a session WITHOUT a callback answered.
 
   The SDK answers a server's sampling, elicitation or roots request with
   its module-level default (an error) when the client has no callback;
-  these wrappers record each such round and still answer with the error.
+  `record_sdk_defaults` records each such round and still answers.
   """
-  rounds: list[str] = []
-  for kind, attribute in (
-      ("sampling", "_default_sampling_callback"),
-      ("elicitation", "_default_elicitation_callback"),
-      ("roots", "_default_list_roots_callback"),
-  ):
-    original = getattr(sdk_session, attribute)
-
-    def recording(
-        *args: Any, _kind: str = kind, _original: Any = original
-    ) -> Any:
-      rounds.append(_kind)
-      return _original(*args)
-
-    monkeypatch.setattr(sdk_session, attribute, recording)
-  return rounds
+  return record_sdk_defaults(monkeypatch)
 
 
 ALL_TRANSPORTS = ["stdio", "legacy-http", "sse", "modern-http"]

@@ -64,6 +64,43 @@ class ConnectionAffinityError(McpAppsError):
   """Base class of connection-affinity errors."""
 
 
+class InputRequestKind(enum.Enum):
+  """An input-request round a server may ask of a client (RFC §4 item 4)."""
+
+  SAMPLING = 'sampling'
+  ELICITATION = 'elicitation'
+  ROOTS = 'roots'
+
+
+class InputRequestRefusedError(ConnectionAffinityError):
+  """A server asked an app path (direct app call, host read) for input.
+
+  App-safe connections advertise no sampling, elicitation or roots
+  capability and run no input callback: such a round fails closed. The
+  generation stays live; only this operation failed.
+
+  Attributes:
+    generation_id: The generation the operation ran on.
+    kinds: The input rounds the server asked for.
+    operation: The refused operation (`tools/call`, `resources/read`).
+  """
+
+  def __init__(
+      self,
+      generation_id: str,
+      kinds: frozenset[InputRequestKind],
+      operation: str,
+  ) -> None:
+    self.generation_id = generation_id
+    self.kinds = kinds
+    self.operation = operation
+    asked = ', '.join(sorted(kind.value for kind in kinds)) or 'input'
+    super().__init__(
+        f'{operation}: the server needed a {asked} round on app-safe MCP'
+        f' connection generation {generation_id}; app paths gather no input'
+    )
+
+
 class GenerationInvalidatedError(ConnectionAffinityError):
   """An operation's connection generation no longer serves it.
 

@@ -60,6 +60,8 @@ from .errors import ConnectionAffinityError
 from .errors import GenerationAdmissionError
 from .errors import GenerationInvalidatedError
 from .errors import HoldReleasedError
+from .errors import InputRequestKind
+from .errors import InputRequestRefusedError
 from .errors import InvalidationReason
 
 logger = logging.getLogger('google_adk.' + __name__)
@@ -406,6 +408,60 @@ class GenerationPages:
     return await self._generation._run(  # pylint: disable=protected-access
         lambda session: session.list_tools(*args, **kwargs), 'tools/list'
     )
+
+
+_INPUT_METHODS = {
+    'sampling/createMessage': InputRequestKind.SAMPLING,
+    'elicitation/create': InputRequestKind.ELICITATION,
+    'roots/list': InputRequestKind.ROOTS,
+}
+
+
+def input_request_refusal(
+    error: BaseException, generation_id: str, operation: str
+) -> Optional[InputRequestRefusedError]:
+  """The typed refusal of an input round `error` reports, if it is one.
+
+  A server that needs a sampling, elicitation or roots round from a client
+  that declared none refuses the request itself (the SDK's
+  `MISSING_REQUIRED_CLIENT_CAPABILITY`, naming the capability), in either
+  protocol era; on an app-safe connection that is an app path's input
+  round failing closed.
+  """
+  if not isinstance(error, McpError):
+    return None
+  data = getattr(error, 'error', None)
+  if getattr(data, 'code', None) != types.MISSING_REQUIRED_CLIENT_CAPABILITY:
+    return None
+  details = getattr(data, 'data', None)
+  required = (
+      details.get('requiredCapabilities') if isinstance(details, dict) else None
+  )
+  if not isinstance(required, dict):
+    return None
+  kinds = frozenset(kind for kind in InputRequestKind if kind.value in required)
+  if not kinds:
+    return None
+  return InputRequestRefusedError(generation_id, kinds, operation)
+
+
+def input_requests_of(result: Any) -> Optional[frozenset[InputRequestKind]]:
+  """The input rounds a 2026-07-28 `InputRequiredResult` asks for.
+
+  None for any other result and for a state-only round (no input
+  requests). A request of an unknown method adds no kind, so the set may be
+  empty and still mean "asked for input".
+  """
+  if not isinstance(result, types.InputRequiredResult):
+    return None
+  requests = result.input_requests or {}
+  if not requests:
+    return None
+  return frozenset(
+      _INPUT_METHODS[method]
+      for method in (getattr(r, 'method', None) for r in requests.values())
+      if method in _INPUT_METHODS
+  )
 
 
 def affinity_cause(error: BaseException) -> Optional[ConnectionAffinityError]:

@@ -19,7 +19,8 @@ UI-associated call runs on an app-safe generation: `AppSafeToolRouting`
 derives the caller's generation key and builds `AppSafeMcpTool`s, which
 re-list, verify and call once; `call_app_tool` runs a View's own call on
 the View's generation. A model-originated UI call cannot use sampling,
-elicitation or roots. Design: docs/design/affinity.md.
+elicitation or roots; on an app path such a round fails closed with
+`InputRequestRefusedError`. Design: docs/design/affinity.md.
 
 Example:
 
@@ -66,6 +67,7 @@ from ..sealing.result_sealer import prepare_seal
 from ..sealing.result_sealer import SealRequest
 from .admitted_tool import Admission
 from .admitted_tool import AdmittedMcpTool
+from .errors import InputRequestRefusedError
 from .errors import InvalidationReason
 from .errors import StaleToolHandleError
 from .generations import affinity_cause
@@ -74,6 +76,8 @@ from .generations import GenerationHold
 from .generations import GenerationKey
 from .generations import GenerationPages
 from .generations import HoldKind
+from .generations import input_request_refusal
+from .generations import input_requests_of
 from .generations import ManagedConnection
 from .tool_handles import BoundToolHandle
 from .tool_handles import classify_two_class
@@ -395,6 +399,12 @@ class AppSafeToolRouting:
     The generation is selected exactly as a model call's would be: the
     context's Session and principal, and the headers its header provider
     and credentials produce (never a privileged shared client).
+
+    Raises:
+      InputRequestRefusedError: The server needed a sampling, elicitation
+        or roots round (app paths fail it closed), refused on the wire or
+        asked in a 2026-07-28 `InputRequiredResult` (an operation that
+        allows one).
     """
     _, hold = await self.acquire(
         session_key_of(readonly_context),
@@ -403,9 +413,19 @@ class AppSafeToolRouting:
         invocation_session=invocation_session_of(readonly_context),
     )
     try:
-      return await hold.execute(operation, what)
+      result = await hold.execute(operation, what)
+    except Exception as error:
+      # A host call or read is an app path: its input rounds fail closed.
+      refusal = input_request_refusal(error, hold.generation_id, what)
+      if refusal is not None:
+        raise refusal from error
+      raise
     finally:
       hold.release()
+    kinds = input_requests_of(result)
+    if kinds is not None:
+      raise InputRequestRefusedError(hold.generation_id, kinds, what)
+    return result
 
   def create_tool(
       self,
@@ -754,6 +774,9 @@ async def call_app_tool(
     HoldReleasedError: The hold was released.
     McpAppVisibilityError: Admission denied the call.
     FacadeError: The confirmation denied the call (nothing was sent).
+    InputRequestRefusedError: The tool needed a sampling, elicitation or
+      roots round; app paths fail it closed (RFC §4 item 4).
+    RuntimeError: A 2026-07-28 state-only round (not driven here).
   """
   hold.check()
   try:
@@ -778,4 +801,22 @@ async def call_app_tool(
         arguments=arguments,
     )
     hold.check()  # The approval may have outlived the View's generation.
-  return await hold.call_tool(tool_name, arguments)
+  try:
+    # A 2026-07-28 round is received, never answered, so it is refused typed.
+    result: Any = await hold.call_tool(
+        tool_name, arguments, allow_input_required=True
+    )
+  except Exception as error:
+    refusal = input_request_refusal(error, hold.generation_id, 'tools/call')
+    if refusal is not None:
+      raise refusal from error
+    raise
+  kinds = input_requests_of(result)
+  if kinds is not None:
+    raise InputRequestRefusedError(hold.generation_id, kinds, 'tools/call')
+  if not isinstance(result, types.CallToolResult):
+    raise RuntimeError(
+        f'The app call of {tool_name} needs further state-only rounds; app'
+        ' calls do not drive multi-round calls'
+    )
+  return result

@@ -290,6 +290,32 @@ class AdmittedMcpToolset(Sealable, McpToolset):
     )
     return result
 
+  async def read_resource_by_uri(
+      self, uri: str, readonly_context: Optional[ReadonlyContext] = None
+  ) -> list[Any]:
+    """`McpToolset.read_resource_by_uri`; typed refusal on the host path.
+
+    On the host path the read runs on the caller's app-safe generation and
+    may receive a 2026-07-28 `InputRequiredResult`: one asking for input
+    fails closed with `InputRequestRefusedError` (raised by the routing);
+    a state-only round is not driven here (bootstrap drives those).
+    """
+    if self._adk_apps_routing is None or not _host_path.get():
+      return await super().read_resource_by_uri(uri, readonly_context)
+    result: Any = await self._execute_with_session(
+        lambda session: session.read_resource(
+            uri=uri, allow_input_required=True
+        ),
+        f'Failed to read resource {uri} from MCP server',
+        readonly_context,
+    )
+    if not hasattr(result, 'contents'):
+      raise RuntimeError(
+          f'The read of {uri} needs further state-only rounds; only'
+          ' bootstrap drives multi-round reads'
+      )
+    return list(result.contents)
+
   async def call_tool(
       self,
       name: str,
