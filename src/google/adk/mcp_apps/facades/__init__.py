@@ -17,10 +17,15 @@
 
 Modules:
 
+* `callback_context`: `ReadonlyCallbackContext`, what an MCP-owned
+  callback (`tool_filter`, `header_provider`, progress factory) receives
+  on an app path.
 * `confirmation`: `ReadonlyConfirmationContext`, `decide_confirmation`, the
   sealed one-shot `ConfirmationPermit` and `AppCallConfirmation`, what a
   governed app call's confirmation uses.
 * `errors`: `FacadeError` and its `FacadeErrorReason`.
+* `mcp_callbacks`: `AppPathCallbacks` and `run_governed`, the app path's
+  governed filter, header provider and progress.
 * `snapshot`: `snapshot()`, the closed deep-read-only copy of a JSON value
   every facade hands out, and `thaw()` to get plain values back.
 
