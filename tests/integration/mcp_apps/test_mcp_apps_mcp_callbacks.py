@@ -450,16 +450,25 @@ async def test_app_call_filter_reentry_is_rejected_and_admits_nothing(
 
 
 @pytest.mark.conformance("P3-MCB-04", "P3-MCB-16")
+@pytest.mark.parametrize("transport", ["stdio", "legacy_http"])
 async def test_host_path_header_provider_runs_at_derivation_on_a_snapshot(
-    mcp_apps: Any, tmp_path: Path
+    mcp_apps: Any, tmp_path: Path, transport: str, start_server: Any
 ) -> None:
-  async with _harness(mcp_apps, tmp_path) as h:
+  async with _harness(
+      mcp_apps, tmp_path, transport=transport, start_server=start_server
+  ) as h:
     proxy = h.st.registry.lookup(TOOLSET)
     result = await proxy.call_tool(
         names.SIDE_EFFECT, {"key": "h1"}, await h.live_context(h.sid)
     )
     assert not result.is_error, result
-    (run,) = h.code.runs("header")
+    contents = await proxy.read_resource_by_uri(
+        names.VIEW_URI, await h.live_context(h.sid)
+    )
+    assert contents
+    # Once per host-path derivation: the call, then the read.
+    assert len(h.code.runs("header")) == 2
+    run = h.code.runs("header")[0]
     assert run.state == STATE and run.context.session_id == h.sid
     with pytest.raises(FacadeError) as caught:
       run.context.state["tier"] = "x"
