@@ -90,6 +90,7 @@ class Seen:
   thread: int
   loop: Optional[asyncio.AbstractEventLoop]
   span_id: int
+  trace_id: int
   state: Any = None
   tool: Any = None
 
@@ -133,6 +134,7 @@ class UserCode:
             threading.get_ident(),
             _loop(),
             _span_id(),
+            trace.get_current_span().get_span_context().trace_id,
             state=thaw(dict(state)) if state is not None else None,
             **kwargs,
         )
@@ -651,6 +653,7 @@ async def test_trace_context_stays_with_the_caller(
     registry_side.sent.clear()
     with _TRACER.start_as_current_span("caller") as span:
       caller = span.get_span_context().span_id
+      caller_trace = span.get_span_context().trace_id
       await h.app_call(names.PROGRESS_THEN_RESULT, {"steps": 2})
       await h.st.registry.lookup(TOOLSET).call_tool(
           names.SIDE_EFFECT, {"key": "t"}, await h.live_context(h.sid)
@@ -667,9 +670,10 @@ async def test_trace_context_stays_with_the_caller(
     }
     # Inside every app-path callback: the caller's span.
     assert all(s.span_id == caller for s in app_path)
-    # The Runner's filter and header provider run in the turn's context.
+    # The Runner's filter and header provider run in the turn's context:
+    # the caller's trace (its span, or one the Runner started under it).
     model = h.code.runs("filter", False) + h.code.runs("header", False)
-    assert model and all(s.span_id == caller for s in model)
+    assert model and all(s.trace_id == caller_trace for s in model)
     # On the registry thread: no span at all, the caller's or the Runner's.
     on_registry = registry_side.spans_on(h.registry_thread)
     assert on_registry and not any(c.is_valid for c in on_registry)
