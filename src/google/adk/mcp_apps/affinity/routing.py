@@ -731,6 +731,22 @@ class AppCallGovernor(Protocol):
     ...
 
 
+class AppCallCallbacks(Protocol):
+  """What `call_app_tool(callbacks=...)` takes: the governed MCP callbacks.
+
+  `facades.mcp_callbacks.AppPathCallbacks` is the implementation (named
+  here structurally, as `AppCallGovernor`).
+  """
+
+  async def admit_tool(self, declaration: types.Tool) -> None:
+    """Applies the toolset's `tool_filter`; raises to admit nothing."""
+    ...
+
+  async def progress_for(self, tool_name: str) -> Optional[Callable[..., Any]]:
+    """The call's notification-only progress handler, or None."""
+    ...
+
+
 @admitted_operation(APP_OPERATION)
 async def call_app_tool(
     hold: GenerationHold,
@@ -742,6 +758,7 @@ async def call_app_tool(
     policy: AppCallPolicy = DEFAULT_POLICY,
     bounds: ToolListingBounds = DEFAULT_BOUNDS,
     confirmation: Optional[AppCallGovernor] = None,
+    callbacks: Optional[AppCallCallbacks] = None,
 ) -> types.CallToolResult:
   """A View's app `tools/call`, admitted and run on the View's generation.
 
@@ -755,6 +772,12 @@ async def call_app_tool(
   one-shot permit the deployment approves, and the sealed arguments are
   sent (`facades.confirmation.AppCallConfirmation`); a denial sends nothing.
 
+  With `callbacks`, the toolset's `tool_filter` is part of the catalog
+  this call composes (after the admission listing, before confirmation; a
+  filter that does not select the tool, or fails closed, admits nothing),
+  and its progress callback or factory is notification-only on this call
+  (`facades.mcp_callbacks.AppPathCallbacks`).
+
   Args:
     hold: The View's hold on its bound generation.
     tool_name: The native tool name the View asked for.
@@ -765,6 +788,8 @@ async def call_app_tool(
     bounds: Admission listing bounds.
     confirmation: The governed confirmation (an `AppCallConfirmation`);
       None applies none, as before.
+    callbacks: The toolset's governed filter and progress (an
+      `AppPathCallbacks`); None applies neither, as before.
 
   Returns:
     The server's result.
@@ -773,14 +798,15 @@ async def call_app_tool(
     GenerationInvalidatedError: The View's generation is gone.
     HoldReleasedError: The hold was released.
     McpAppVisibilityError: Admission denied the call.
-    FacadeError: The confirmation denied the call (nothing was sent).
+    FacadeError: The confirmation denied the call, or the filter failed
+      closed (nothing was sent).
     InputRequestRefusedError: The tool needed a sampling, elicitation or
       roots round; app paths fail it closed (RFC §4 item 4).
     RuntimeError: A 2026-07-28 state-only round (not driven here).
   """
   hold.check()
   try:
-    await admit_app_call(
+    declaration = await admit_app_call(
         GenerationPages(hold.generation),
         tool_name,
         view_server_id=view_server_id,
@@ -794,6 +820,8 @@ async def call_app_tool(
     if lost is not None:
       raise lost from denial
     raise
+  if callbacks is not None:
+    await callbacks.admit_tool(declaration)
   if confirmation is not None:
     arguments = await confirmation.arguments_to_send(
         tool_name=tool_name,
@@ -801,10 +829,16 @@ async def call_app_tool(
         arguments=arguments,
     )
     hold.check()  # The approval may have outlived the View's generation.
+  kwargs: dict[str, Any] = {}
+  if callbacks is not None:
+    progress = await callbacks.progress_for(tool_name)
+    if progress is not None:
+      hold.check()
+      kwargs['progress_callback'] = progress
   try:
     # A 2026-07-28 round is received, never answered, so it is refused typed.
     result: Any = await hold.call_tool(
-        tool_name, arguments, allow_input_required=True
+        tool_name, arguments, allow_input_required=True, **kwargs
     )
   except Exception as error:
     refusal = input_request_refusal(error, hold.generation_id, 'tools/call')

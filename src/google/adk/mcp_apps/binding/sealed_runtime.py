@@ -47,11 +47,14 @@ from ...agents.readonly_context import ReadonlyContext
 from ...tools.base_tool import BaseTool
 from ...tools.base_toolset import BaseToolset
 from ...tools.mcp_tool.mcp_session_manager import MCPSessionManager
+from ...tools.mcp_tool.mcp_tool import _merge_auth_and_provider_headers
 from ...tools.mcp_tool.mcp_tool import McpTool
 from ...tools.mcp_tool.mcp_toolset import McpToolset
 from ..affinity.admitted_tool import AdmittedMcpTool
 from ..affinity.errors import StaleToolHandleError
 from ..affinity.routing import AppSafeToolRouting
+from ..facades.callback_context import ReadonlyCallbackContext
+from ..facades.mcp_callbacks import governed_headers
 from .admission import AdmissionGate
 from .errors import ConfigurationFrozenError
 
@@ -284,7 +287,7 @@ class AdmittedMcpToolset(Sealable, McpToolset):
     # The host's own calls and reads (bootstrap, app paths) of a bound
     # toolset run on the caller's app-safe generation, like UI tools.
     if headers is None:
-      headers = await self._build_headers(readonly_context)
+      headers = await self._host_path_headers(readonly_context)
     result: _T = await routing.execute(
         readonly_context, headers, coroutine_func, error_message
     )
@@ -315,6 +318,25 @@ class AdmittedMcpToolset(Sealable, McpToolset):
           ' bootstrap drives multi-round reads'
       )
     return list(result.contents)
+
+  async def _host_path_headers(
+      self, readonly_context: Optional[ReadonlyContext]
+  ) -> dict[str, str]:
+    """`_build_headers` of an app path: the provider runs governed.
+
+    The header provider gets a `ReadonlyCallbackContext` of the caller's
+    Session, restricted, and fails closed (`FacadeError`) before any
+    generation is selected or opened; the auth headers keep the live
+    context (core code: the existing auth-config path).
+    """
+    provider_headers: Optional[dict[str, str]] = None
+    if self._header_provider and readonly_context:
+      facade = ReadonlyCallbackContext.from_context(readonly_context)
+      provider_headers = await governed_headers(self._header_provider, facade)
+    return _merge_auth_and_provider_headers(
+        auth_headers=self._get_auth_headers(readonly_context),
+        provider_headers=provider_headers,
+    )
 
   async def call_tool(
       self,

@@ -19,6 +19,9 @@ Modules:
 
 * `audit_context`: `ReadonlyAuditContext`, what an audit observer sees:
   identifiers and a read-only state snapshot.
+* `callback_context`: `ReadonlyCallbackContext`, what an MCP-owned
+  callback (`tool_filter`, `header_provider`, progress factory) receives
+  on an app path.
 * `confirmation`: `ReadonlyConfirmationContext`, `decide_confirmation`, the
   sealed one-shot `ConfirmationPermit` and `AppCallConfirmation`, what a
   governed app call's confirmation uses.
@@ -26,6 +29,8 @@ Modules:
 * `event_policy`: `EventPolicyContext` and `run_event_policy`, the
   restricted event callback on a direct-app audit Event, its ledger API and
   its core-only fallback.
+* `mcp_callbacks`: `AppPathCallbacks` and `run_governed`, the app path's
+  governed filter, header provider and progress.
 * `snapshot`: `snapshot()`, the closed deep-read-only copy of a JSON value
   every facade hands out, `state_snapshot()` for a Session's stored state
   (no `temp:` keys, where ADK's auth flow keeps credentials), and `thaw()`

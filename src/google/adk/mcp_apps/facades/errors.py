@@ -111,6 +111,15 @@ class FacadeErrorReason(enum.Enum):
   Session (even if it caught the error); the core-only fallback Event is
   stored instead."""
 
+  CALLBACK_FAILED = 'callback_failed'
+  """An MCP-owned callback on an app path (`tool_filter`, `header_provider`,
+  progress) raised, returned something unusable, asked its context for
+  something unavailable or tried to change it: its operation fails closed."""
+
+  CALLBACK_REENTRY = 'callback_reentry'
+  """An MCP-owned callback on an app path tried to re-enter its own Session
+  (even if it caught the refusal): its operation fails closed."""
+
 
 class FacadeError(McpAppsError):
   """Base error of the restricted facades and their snapshots.

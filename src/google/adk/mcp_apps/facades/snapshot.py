@@ -32,7 +32,10 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from collections.abc import Mapping
+import contextlib
+import contextvars
 import decimal
 import numbers
 from typing import Any
@@ -55,6 +58,7 @@ __all__ = [
     'snapshot',
     'state_snapshot',
     'thaw',
+    'watch_writes',
 ]
 
 DEFAULT_MAX_VALUES = 1_000_000
@@ -65,8 +69,31 @@ DEFAULT_MAX_DEPTH = canonical_json.DEFAULT_MAX_DEPTH
 """Default limit on container nesting, as canonical JSON's."""
 
 
+_writes: contextvars.ContextVar[Optional[list[str]]] = contextvars.ContextVar(
+    'adk_mcp_apps_snapshot_writes', default=None
+)
+
+
+@contextlib.contextmanager
+def watch_writes() -> Iterator[list[str]]:
+  """Records every refused write to any snapshot made inside the block.
+
+  The list holds the refused containers' type names, in order, even when
+  the caller of the write caught the `FacadeError`.
+  """
+  attempts: list[str] = []
+  token = _writes.set(attempts)
+  try:
+    yield attempts
+  finally:
+    _writes.reset(token)
+
+
 def _refuse(self: object, *args: Any, **kwargs: Any) -> NoReturn:
   del args, kwargs
+  attempts = _writes.get()
+  if attempts is not None:
+    attempts.append(type(self).__name__)
   raise FacadeError(
       FacadeErrorReason.READ_ONLY,
       f'a snapshot {type(self).__name__} cannot be changed',
