@@ -71,6 +71,7 @@ _SIZES: dict[str, dict[str, tuple[str, ...]]] = {
         'session_lifecycle.py': ('--n', '30'),
         'canonical_json.py': (),
         'snapshot.py': (),
+        'governed_callbacks.py': (),
         'sealing.py': ('--n', '7'),
         'uri_canonicalization.py': (),
         'model_context.py': ('--events', '1000', '--builds', '30'),
@@ -83,6 +84,7 @@ _SIZES: dict[str, dict[str, tuple[str, ...]]] = {
         'session_lifecycle.py': ('--n', '2'),
         'canonical_json.py': ('--runs', '1'),
         'snapshot.py': ('--runs', '1', '--bytes', '20000'),
+        'governed_callbacks.py': ('--runs', '2', '--sizes', '2000'),
         'sealing.py': ('--n', '1'),
         'uri_canonicalization.py': ('--count', '200'),
         'model_context.py': ('--events', '40', '--builds', '1'),
@@ -147,6 +149,7 @@ def main() -> None:
   _append_latency(args.rounds, pristine_src)
   _canonical_json()
   _snapshot()
+  _governed_callbacks()
   _sealing()
   _model_context(args.rounds, pristine_src)
   uri = _run(
@@ -328,6 +331,25 @@ def _snapshot() -> None:
       f' {result["round_trip_vs_snapshot"]:.2f}x (target: both > 1x,'
       ' snapshot faster than both)'
   )
+
+
+def _governed_callbacks() -> None:
+  """An app path's governed MCP callbacks vs the model path's live ones."""
+  result = _run(
+      'governed_callbacks.py', ROOT / 'src', *_size['governed_callbacks.py']
+  )
+  print(
+      '\nMCP callbacks of one call (header provider, filter, one progress'
+      ' notification), median microseconds'
+  )
+  for row in result['results']:
+    us = row['median_us']
+    print(
+        f'  state {row["state_bytes"] / 1e3:>7.1f} kB: model path'
+        f' {us["model"]:>7.0f}, governed app path {us["governed"]:>7.0f}'
+        f' ({row["governed_vs_model"]:.2f}x; the difference is one state'
+        ' snapshot per operation)'
+    )
 
 
 def _sealing() -> None:
