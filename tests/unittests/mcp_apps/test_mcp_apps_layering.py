@@ -39,6 +39,8 @@ LAYERS: list[set[str]] = [
     {"facades"},
     {"affinity"},
     {"binding", "bootstrap", "batch"},
+    {"results"},
+    {"audit"},
 ]
 _RANK = {name: rank for rank, row in enumerate(LAYERS) for name in row}
 
