@@ -229,9 +229,10 @@ async def test_readonly_audit_context_gives_no_mutation_access(
   cart = {'items': ['A1', 'B2']}
   await run(harness, plugin, effects=open_batch(harness, {'cart': cart}))
 
-  assert refused == [FacadeErrorReason.UNAVAILABLE] * 4 + [
-      FacadeErrorReason.READ_ONLY
-  ] * 3
+  assert (
+      refused
+      == [FacadeErrorReason.UNAVAILABLE] * 4 + [FacadeErrorReason.READ_ONLY] * 3
+  )
   ((context, _),) = plugin.seen
   assert context.state['cart'] == {'items': ['A1', 'B2']}
   assert context.refused == (
@@ -349,9 +350,7 @@ async def test_bqaa_state_delta_rows_come_from_the_observer_phase_only(
       actions=EventActions(state_delta={'runner_audit': 1}),
   )
   with admitted(APP_OPERATION):
-    await node_turn(
-        harness.service, harness.session.id, [bq], audit_via_runner
-    )
+    await node_turn(harness.service, harness.session.id, [bq], audit_via_runner)
   harness.session = await harness.reload()
 
   outcome = await run(harness, bq)

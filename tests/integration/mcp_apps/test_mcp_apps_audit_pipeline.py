@@ -43,9 +43,9 @@ from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
 from google.adk.mcp_apps.audit.errors import AuditError
 from google.adk.mcp_apps.audit.errors import AuditErrorReason
+from google.adk.mcp_apps.audit.pipeline import APPEND_ATTEMPTS
 from google.adk.mcp_apps.audit.pipeline import append_audit_event
 from google.adk.mcp_apps.audit.pipeline import append_failures
-from google.adk.mcp_apps.audit.pipeline import APPEND_ATTEMPTS
 from google.adk.mcp_apps.audit.pipeline import audit_record
 from google.adk.mcp_apps.audit.pipeline import AuditAppendOutcome
 from google.adk.mcp_apps.audit.pipeline import AuditPath
