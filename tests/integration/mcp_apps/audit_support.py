@@ -15,7 +15,8 @@
 
 """Shared parts of the audit pipeline and observer tests.
 
-A `Harness` is one real session service (in-memory or SQLite) with one
+A `Harness` is one real session service (in-memory, SQLite, or
+`DatabaseSessionService` on PostgreSQL) with one
 open Session; `open_batch` makes the operation's real `EventBatchEffects`
 with one tool call that wrote the state through ADK's `State`;
 `ProbePlugin` is a real `BasePlugin` whose two Event callbacks log what
@@ -53,6 +54,7 @@ from google.adk.mcp_apps.batch.ledger import EventBatchEffects
 from google.adk.mcp_apps.contracts.scope import SessionKey
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.sessions.base_session_service import BaseSessionService
+from google.adk.sessions.database_session_service import DatabaseSessionService
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.sessions.session import Session
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
@@ -81,6 +83,7 @@ __all__ = [
     'analytics_plugin',
     'audit_events',
     'delta_rows',
+    'make_service',
     'envelope',
     'open_batch',
     'open_harness',
@@ -128,17 +131,34 @@ class Harness:
       await close()
 
 
+def make_service(kind: str, target: str) -> BaseSessionService:
+  """A real session service: 'sqlite' over the file `target`, 'database'
+  (`DatabaseSessionService`) over the SQLAlchemy URL `target`."""
+  if kind == 'sqlite':
+    return SqliteSessionService(target)
+  assert kind == 'database'
+  return DatabaseSessionService(target)
+
+
 async def open_harness(
-    kind: str, tmp_path: Path, state: Optional[dict[str, Any]] = None
+    kind: str,
+    tmp_path: Path,
+    state: Optional[dict[str, Any]] = None,
+    *,
+    url: Optional[str] = None,
 ) -> Harness:
-  """A real `kind` ('in_memory' or 'sqlite') service and a new Session."""
+  """A real service and a new Session: `kind` is 'in_memory', 'sqlite'
+  or 'database_pg' (`DatabaseSessionService` over PostgreSQL at `url`)."""
   service: BaseSessionService
   db_path = None
   if kind == 'in_memory':
     service = InMemorySessionService()
-  else:
+  elif kind == 'sqlite':
     db_path = tmp_path / 'sessions.db'
-    service = SqliteSessionService(str(db_path))
+    service = make_service('sqlite', str(db_path))
+  else:
+    assert kind == 'database_pg' and url is not None
+    service = make_service('database', url)
   session = await service.create_session(
       app_name=APP,
       user_id=USER,

@@ -19,7 +19,7 @@ Tests drive `append_audit_event` with real session services (in-memory,
 SQLite), real plugins in a real `PluginManager`, and the real BigQuery
 analytics plugin over the stand-in BigQuery. The crash cases run the
 pipeline in a subprocess that SIGKILLs itself at a named point (a plugin
-in the observer phase), then restart with fresh objects and read the
+in the observer phase), on SQLite and on PostgreSQL, then restart with fresh objects and read the
 durable session Event and the stand-in's rows (a JSON-lines file synced
 on every write) directly.
 """
@@ -45,6 +45,7 @@ from audit_support import audit_events
 from audit_support import delta_rows
 from audit_support import Harness
 from audit_support import JsonlRows
+from audit_support import make_service
 from audit_support import open_batch
 from audit_support import open_harness
 from audit_support import operation_record
@@ -68,7 +69,6 @@ from google.adk.plugins.bigquery_agent_analytics_plugin import BigQueryAgentAnal
 from google.adk.plugins.plugin_manager import PluginManager
 from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
-from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.adk.workflow import START
 from google.adk.workflow import Workflow
 from google.genai import types
@@ -78,11 +78,14 @@ import pytest
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(params=['in_memory', 'sqlite'])
+@pytest.fixture(params=['in_memory', 'sqlite', 'database_pg'])
 async def harness(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[Harness]:
-  opened = await open_harness(request.param, tmp_path)
+  url = None
+  if request.param == 'database_pg':
+    url = request.getfixturevalue('pg_server').create_database()
+  opened = await open_harness(request.param, tmp_path, url=url)
   yield opened
   await opened.close()
 
@@ -413,11 +416,24 @@ async def test_four_chain_orderings_give_one_record_and_one_row(
 CRASH_MODES = ('crash_before_observer', 'emit_then_crash')
 
 
-def run_child(tmp_path: Path, session_id: str, mode: str, value: int) -> str:
+Store = tuple[str, str]
+"""A backend to reopen: ('sqlite', path) or ('database', SQLAlchemy URL)."""
+
+
+@pytest.fixture(params=['sqlite', 'database_pg'])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+  if request.param == 'sqlite':
+    return ('sqlite', str(tmp_path / 'sessions.db'))
+  return ('database', request.getfixturevalue('pg_server').create_database())
+
+
+def run_child(
+    tmp_path: Path, store: Store, session_id: str, mode: str, value: int
+) -> str:
   """Runs the pipeline in a subprocess; the appended Event's id."""
   marker = tmp_path / f'marker-{mode}.txt'
   spec = json.dumps({
-      'db': str(tmp_path / 'sessions.db'),
+      'store': list(store),
       'rows': str(tmp_path / 'rows.jsonl'),
       'marker': str(marker),
       'session_id': session_id,
@@ -444,7 +460,7 @@ async def _child(spec: dict[str, Any]) -> None:
   """The subprocess: the pipeline with BQAA, dying where `mode` says."""
   table = AnalyticsTable(rows=JsonlRows(Path(spec['rows'])))
   bq = analytics_plugin(table, pytest.MonkeyPatch())
-  service = SqliteSessionService(spec['db'])
+  service = make_service(*spec['store'])
   session = await service.get_session(
       app_name=APP, user_id=USER, session_id=spec['session_id']
   )
@@ -492,15 +508,20 @@ async def _child(spec: dict[str, Any]) -> None:
   await service.close()
 
 
-async def _new_session(tmp_path: Path) -> str:
-  harness = await open_harness('sqlite', tmp_path)
-  await harness.close()
-  return harness.session.id
+async def _new_session(store: Store) -> str:
+  service = make_service(*store)
+  try:
+    session = await service.create_session(
+        app_name=APP, user_id=USER, state={'cart': {'items': ['A1']}}
+    )
+    return session.id
+  finally:
+    await service.close()
 
 
-async def _durable(tmp_path: Path, session_id: str) -> dict[str, Event]:
+async def _durable(store: Store, session_id: str) -> dict[str, Event]:
   """The audit Events a fresh service reads back."""
-  service = SqliteSessionService(str(tmp_path / 'sessions.db'))
+  service = make_service(*store)
   try:
     session = await service.get_session(
         app_name=APP, user_id=USER, session_id=session_id
@@ -513,20 +534,20 @@ async def _durable(tmp_path: Path, session_id: str) -> dict[str, Event]:
 
 @pytest.mark.conformance('P3-OBS-09', 'P3-OBS-11', 'P3-OBS-13')
 async def test_crash_after_append_before_observer_leaves_record_no_row(
-    tmp_path: Path,
+    tmp_path: Path, store: Store
 ) -> None:
-  session_id = await _new_session(tmp_path)
-  crashed = run_child(tmp_path, session_id, 'crash_before_observer', 2)
+  session_id = await _new_session(store)
+  crashed = run_child(tmp_path, store, session_id, 'crash_before_observer', 2)
 
-  durable = await _durable(tmp_path, session_id)
+  durable = await _durable(store, session_id)
   assert list(durable) == [crashed]
   assert durable[crashed].actions.state_delta == {'cart': 2}
   rows = JsonlRows.read(tmp_path / 'rows.jsonl')
   assert delta_rows(rows, crashed) == []
 
   # Restart: fresh objects in a fresh process; nothing is re-delivered.
-  later = run_child(tmp_path, session_id, 'restart', 3)
-  durable = await _durable(tmp_path, session_id)
+  later = run_child(tmp_path, store, session_id, 'restart', 3)
+  durable = await _durable(store, session_id)
   assert set(durable) == {crashed, later}
   rows = JsonlRows.read(tmp_path / 'rows.jsonl')
   assert delta_rows(rows, crashed) == []
@@ -535,18 +556,18 @@ async def test_crash_after_append_before_observer_leaves_record_no_row(
 
 @pytest.mark.conformance('P3-OBS-10', 'P3-OBS-11', 'P3-OBS-13')
 async def test_emit_then_crash_leaves_one_row_and_no_duplicate(
-    tmp_path: Path,
+    tmp_path: Path, store: Store
 ) -> None:
-  session_id = await _new_session(tmp_path)
-  crashed = run_child(tmp_path, session_id, 'emit_then_crash', 2)
+  session_id = await _new_session(store)
+  crashed = run_child(tmp_path, store, session_id, 'emit_then_crash', 2)
 
-  durable = await _durable(tmp_path, session_id)
+  durable = await _durable(store, session_id)
   assert list(durable) == [crashed]
   rows = JsonlRows.read(tmp_path / 'rows.jsonl')
   assert len(delta_rows(rows, crashed)) == 1
 
-  later = run_child(tmp_path, session_id, 'restart', 3)
-  durable = await _durable(tmp_path, session_id)
+  later = run_child(tmp_path, store, session_id, 'restart', 3)
+  durable = await _durable(store, session_id)
   assert set(durable) == {crashed, later}
   assert durable[later].actions.state_delta == {'cart': 3}
   rows = JsonlRows.read(tmp_path / 'rows.jsonl')

@@ -59,11 +59,14 @@ import pytest
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(params=['in_memory', 'sqlite'])
+@pytest.fixture(params=['in_memory', 'sqlite', 'database_pg'])
 async def harness(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[Harness]:
-  opened = await open_harness(request.param, tmp_path)
+  url = None
+  if request.param == 'database_pg':
+    url = request.getfixturevalue('pg_server').create_database()
+  opened = await open_harness(request.param, tmp_path, url=url)
   yield opened
   await opened.close()
 
