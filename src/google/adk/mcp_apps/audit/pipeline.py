@@ -330,10 +330,18 @@ async def _observe(
         e.reason.value,
     )
     return
-  snapshot = AuditEventSnapshot.model_validate(appended.model_dump())
-  await plugin_manager.run_on_audit_event_callback(
-      readonly_context=context, event=snapshot
-  )
+  try:
+    snapshot = AuditEventSnapshot.model_validate(appended.model_dump())
+    await plugin_manager.run_on_audit_event_callback(
+        readonly_context=context, event=snapshot
+    )
+  except Exception as e:  # pylint: disable=broad-exception-caught
+    # Delivery is best effort; the stored record is the authority.
+    logger.error(
+        'Audit observer phase failed for Event %s (%s)',
+        appended.id,
+        type(e).__name__,
+    )
 
 
 def _critical(
