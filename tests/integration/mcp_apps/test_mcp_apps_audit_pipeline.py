@@ -30,15 +30,15 @@ from pathlib import Path
 from typing import Any
 from typing import Optional
 
-from audit_support import audit_events
-from audit_support import CALL
-from audit_support import Harness
-from audit_support import open_batch
-from audit_support import open_harness
-from audit_support import operation_record
-from audit_support import ProbePlugin
-from audit_support import reject_inserts
-from audit_support import SECRET
+from audit_pipeline_support import audit_events
+from audit_pipeline_support import CALL
+from audit_pipeline_support import Harness
+from audit_pipeline_support import open_batch
+from audit_pipeline_support import open_harness
+from audit_pipeline_support import operation_record
+from audit_pipeline_support import ProbePlugin
+from audit_pipeline_support import reject_inserts
+from audit_pipeline_support import SECRET
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
 from google.adk.mcp_apps.audit.errors import AuditError
