@@ -41,6 +41,7 @@ LAYERS: list[set[str]] = [
     {"binding", "bootstrap", "batch"},
     {"results"},
     {"audit"},
+    {"operations"},
 ]
 _RANK = {name: rank for rank, row in enumerate(LAYERS) for name in row}
 
