@@ -1,0 +1,849 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""One app-originated `tools/call`, end to end, as an internal operation.
+
+`run_app_call` runs a View's call through the host pipeline: governed
+preflight (admission, confirmation) -> a one-call `EventBatchEffects` ->
+the plugins' tool callbacks on a `ToolContext` over the call's child
+ledger -> `call_app_tool` -> the audit Event (or a reconciliation record)
+through `append_audit_event` -> a typed `OperationOutcome` holding the
+wire response, the durable record and the cached outcome. Design and the
+terminal-outcome matrix: docs/decisions/issue21-terminal.md.
+
+Example:
+
+  cache = OperationOutcomeCache()
+  outcome = await run_app_call(
+      AppCallRequest(operation_id='op-1', hold=hold, tool_name='buy',
+                     arguments={'sku': 'A1'}, view_server_id=sid,
+                     target_server_id=sid),
+      environment=OperationEnvironment(session_service=service,
+                                       session=session, agent=agent,
+                                       plugin_manager=runner.plugin_manager),
+      cache=cache)
+  outcome.wire  # a CallToolResult, an ErrorData, or None
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import enum
+import json
+import logging
+import threading
+from typing import Any
+from typing import Final
+from typing import Optional
+from typing import Protocol
+from typing import Union
+
+from google.genai import types as genai_types
+
+from ...agents.invocation_context import InvocationContext
+from ...agents.invocation_context import new_invocation_context_id
+from ...dependencies._mcp import McpError
+from ...dependencies._mcp import types as mcp_types
+from ...events.event import Event
+from ...tools.base_tool import BaseTool
+from ...tools.tool_context import ToolContext
+from ..affinity.errors import GenerationInvalidatedError
+from ..affinity.errors import HoldReleasedError
+from ..affinity.errors import InputRequestRefusedError
+from ..affinity.generations import GenerationHold
+from ..affinity.generations import GenerationPages
+from ..affinity.routing import AppCallCallbacks
+from ..affinity.routing import AppCallGovernor
+from ..affinity.routing import call_app_tool
+from ..audit.pipeline import append_audit_event
+from ..audit.pipeline import AuditAppendOutcome
+from ..audit.pipeline import AuditKind
+from ..audit.pipeline import AuditPath
+from ..batch.ledger import EventBatchEffects
+from ..catalog.app_catalog import admit_app_call
+from ..catalog.app_catalog import AppCallPolicy
+from ..catalog.app_catalog import DEFAULT_POLICY
+from ..catalog.listing import DEFAULT_BOUNDS
+from ..catalog.listing import ToolListingBounds
+from ..errors import McpAppVisibilityError
+from ..facades.errors import FacadeError
+from ..facades.errors import FacadeErrorReason
+from .errors import OperationError
+from .errors import OperationErrorReason
+
+__all__ = [
+    'OPERATION_ERROR_CODE',
+    'OPERATION_METADATA_KEY',
+    'AppCallRequest',
+    'OperationEnvironment',
+    'OperationOutcome',
+    'OperationOutcomeCache',
+    'OperationOutcomeKind',
+    'OperationSignal',
+    'run_app_call',
+]
+
+logger = logging.getLogger('google_adk.' + __name__)
+
+OPERATION_ERROR_CODE: Final = -32000
+"""The JSON-RPC error code of a host-side operation failure (its `data`
+carries `{'reason': OperationErrorReason value}`); a server's own JSON-RPC
+error is passed through unchanged."""
+
+OPERATION_METADATA_KEY: Final = 'mcp_app_operation'
+"""The `custom_metadata` key of an operation's record: the operation id,
+tool, call id and terminal path."""
+
+_INTERRUPTIONS: Final = frozenset({
+    OperationErrorReason.CANCELLED,
+    OperationErrorReason.DISCONNECTED,
+    OperationErrorReason.TEARDOWN,
+})
+
+
+class OperationOutcomeKind(enum.Enum):
+  """The cached outcome's kind (the matrix's "Cached outcome" column)."""
+
+  RESULT = 'result'
+  """A terminal `CallToolResult` (including an `isError` one)."""
+
+  ERROR = 'error'
+  """An error; the wire got a JSON-RPC error."""
+
+  CANCELLED = 'cancelled'
+  """A cancellation; the wire got no late response."""
+
+
+@dataclasses.dataclass(frozen=True)
+class OperationOutcome:
+  """The three surfaces of one operation's terminal outcome.
+
+  Attributes:
+    operation_id: The operation.
+    kind: The cached outcome's kind.
+    result: The wire's `CallToolResult` (kind `RESULT`).
+    error: The wire's JSON-RPC error object (kind `ERROR`).
+    tool_cancelled: Whether `ui/notifications/tool-cancelled` is owed to
+      the View (a cancellation whose channel survives).
+    record_id: The id of the stored Event (audit or reconciliation
+      record), or None when nothing durable exists.
+    record_kind: Audit or reconciliation record, when one was stored.
+    record_path: Whether the pipeline's Event or the core-only fallback
+      was stored (or nothing).
+    cause: Why the outcome is not a result (None for a result).
+    audit: The audit pipeline's own outcome, when it ran.
+  """
+
+  operation_id: str
+  kind: OperationOutcomeKind
+  result: Optional[mcp_types.CallToolResult] = None
+  error: Optional[mcp_types.ErrorData] = None
+  tool_cancelled: bool = False
+  record_id: Optional[str] = None
+  record_kind: Optional[AuditKind] = None
+  record_path: Optional[AuditPath] = None
+  cause: Optional[OperationError] = None
+  audit: Optional[AuditAppendOutcome] = None
+
+  @property
+  def wire(
+      self,
+  ) -> Union[mcp_types.CallToolResult, mcp_types.ErrorData, None]:
+    """What the View receives: a result, a JSON-RPC error, or nothing."""
+    return self.result if self.result is not None else self.error
+
+
+class OperationOutcomeCache:
+  """The in-process outcome cache, keyed by operation id.
+
+  The first terminal outcome of an id is kept; a later lookup returns the
+  very same object. Thread-safe; unbounded beyond `capacity` only in that
+  the oldest entries are dropped first.
+  """
+
+  def __init__(self, capacity: int = 4096) -> None:
+    self._capacity = capacity
+    self._lock = threading.Lock()
+    self._outcomes: dict[str, OperationOutcome] = {}
+    self._running: set[str] = set()
+
+  def get(self, operation_id: str) -> Optional[OperationOutcome]:
+    """The cached outcome of `operation_id`, or None."""
+    with self._lock:
+      return self._outcomes.get(operation_id)
+
+  def _claim(self, operation_id: str) -> Optional[OperationOutcome]:
+    with self._lock:
+      cached = self._outcomes.get(operation_id)
+      if cached is not None:
+        return cached
+      if operation_id in self._running:
+        raise OperationError(
+            OperationErrorReason.DUPLICATE_OPERATION,
+            f'operation {operation_id!r} is already running',
+        )
+      self._running.add(operation_id)
+      return None
+
+  def _settle(self, outcome: OperationOutcome) -> OperationOutcome:
+    with self._lock:
+      self._running.discard(outcome.operation_id)
+      held = self._outcomes.setdefault(outcome.operation_id, outcome)
+      while len(self._outcomes) > self._capacity:
+        self._outcomes.pop(next(iter(self._outcomes)))
+      return held
+
+
+class OperationSignal:
+  """How the View's channel interrupts a running operation.
+
+  `cancel()` is the View's `notifications/cancelled` (its channel
+  survives), `disconnect()` the channel going away, `teardown()` the View
+  being torn down. The first interruption wins; later ones are ignored.
+  """
+
+  def __init__(self) -> None:
+    self._reason: Optional[OperationErrorReason] = None
+    self._waiters: list[asyncio.Future[OperationErrorReason]] = []
+
+  @property
+  def reason(self) -> Optional[OperationErrorReason]:
+    """The interruption, once signalled."""
+    return self._reason
+
+  def cancel(self) -> None:
+    """The View cancelled the call."""
+    self._fire(OperationErrorReason.CANCELLED)
+
+  def disconnect(self) -> None:
+    """The View's channel went away."""
+    self._fire(OperationErrorReason.DISCONNECTED)
+
+  def teardown(self) -> None:
+    """The View was torn down (its hold released or invalidated)."""
+    self._fire(OperationErrorReason.TEARDOWN)
+
+  def _fire(self, reason: OperationErrorReason) -> None:
+    if self._reason is not None:
+      return
+    self._reason = reason
+    for waiter in self._waiters:
+      loop = waiter.get_loop()
+      loop.call_soon_threadsafe(_resolve, waiter, reason)
+
+  def _wait(self) -> asyncio.Future[OperationErrorReason]:
+    waiter: asyncio.Future[OperationErrorReason] = (
+        asyncio.get_running_loop().create_future()
+    )
+    if self._reason is not None:
+      waiter.set_result(self._reason)
+    else:
+      self._waiters.append(waiter)
+    return waiter
+
+
+def _resolve(
+    waiter: asyncio.Future[OperationErrorReason], reason: OperationErrorReason
+) -> None:
+  if not waiter.done():
+    waiter.set_result(reason)
+
+
+class PluginChain(Protocol):
+  """The Runner's plugin chain (`plugins.plugin_manager.PluginManager`)."""
+
+  async def run_before_tool_callback(
+      self, *, tool: BaseTool, tool_args: dict[str, Any], tool_context: Any
+  ) -> Optional[dict[str, Any]]:
+    """`before_tool_callback` of every plugin."""
+    ...
+
+  async def run_after_tool_callback(
+      self,
+      *,
+      tool: BaseTool,
+      tool_args: dict[str, Any],
+      tool_context: Any,
+      result: dict[str, Any],
+  ) -> Optional[dict[str, Any]]:
+    """`after_tool_callback` of every plugin."""
+    ...
+
+  async def run_on_tool_error_callback(
+      self,
+      *,
+      tool: BaseTool,
+      tool_args: dict[str, Any],
+      tool_context: Any,
+      error: Exception,
+  ) -> Optional[dict[str, Any]]:
+    """`on_tool_error_callback` of every plugin."""
+    ...
+
+
+@dataclasses.dataclass(frozen=True)
+class OperationEnvironment:
+  """The Runner-side parts an operation runs against.
+
+  Attributes:
+    session_service: The Session's service (records are appended here).
+    session: The live Session the View belongs to.
+    plugin_manager: The Runner's `PluginManager`.
+    agent: The agent the View was rendered under (the callbacks' context).
+    artifact_service: The Runner's artifact service, if any.
+  """
+
+  session_service: Any
+  session: Any
+  plugin_manager: Any
+  agent: Any
+  artifact_service: Any = None
+
+
+@dataclasses.dataclass(frozen=True)
+class AppCallRequest:
+  """One View `tools/call`.
+
+  Attributes:
+    operation_id: The operation's id (the View's request id scoped by the
+      host); also the function-call id its callbacks and ledger use.
+    hold: The View's hold on its bound generation.
+    tool_name: The native tool name the View asked for.
+    arguments: The call's arguments.
+    view_server_id: The server the View was rendered from.
+    target_server_id: The server the call would go to.
+    policy: The host's app-call policy.
+    bounds: Admission listing bounds.
+    confirmation: The governed confirmation (`AppCallConfirmation`).
+    callbacks: The toolset's governed MCP callbacks (`AppPathCallbacks`).
+  """
+
+  operation_id: str
+  hold: GenerationHold
+  tool_name: str
+  view_server_id: str
+  target_server_id: str
+  arguments: Optional[dict[str, Any]] = None
+  policy: AppCallPolicy = DEFAULT_POLICY
+  bounds: ToolListingBounds = DEFAULT_BOUNDS
+  confirmation: Optional[AppCallGovernor] = None
+  callbacks: Optional[AppCallCallbacks] = None
+
+
+class _AppTool(BaseTool):
+  """What the plugins' tool callbacks see as `tool`: the View's tool."""
+
+  def __init__(self, declaration: mcp_types.Tool) -> None:
+    super().__init__(
+        name=declaration.name, description=declaration.description or ''
+    )
+
+
+class _Failure(Exception):
+  """A classified failure inside the call phase."""
+
+  def __init__(
+      self,
+      reason: OperationErrorReason,
+      message: str,
+      wire: Optional[mcp_types.ErrorData] = None,
+  ) -> None:
+    super().__init__(message)
+    self.reason = reason
+    self.wire = wire
+
+
+def _host_error(reason: OperationErrorReason) -> mcp_types.ErrorData:
+  return mcp_types.ErrorData(
+      code=OPERATION_ERROR_CODE,
+      message=f'The app operation failed: {reason.value}',
+      data={'reason': reason.value},
+  )
+
+
+def _to_result(response: dict[str, Any]) -> mcp_types.CallToolResult:
+  """A callback's dict response as the `CallToolResult` the View gets."""
+  try:
+    return mcp_types.CallToolResult.model_validate(response)
+  except Exception:  # pylint: disable=broad-exception-caught
+    pass
+  return mcp_types.CallToolResult(
+      content=[
+          mcp_types.TextContent(
+              type='text', text=json.dumps(response, default=str)
+          )
+      ],
+      structured_content=response,
+  )
+
+
+def _dump(result: mcp_types.CallToolResult) -> dict[str, Any]:
+  dumped: dict[str, Any] = result.model_dump(
+      mode='json', by_alias=True, exclude_none=True
+  )
+  return dumped
+
+
+async def _admit(request: AppCallRequest) -> mcp_types.Tool:
+  """Admission, before anything is asked of anyone."""
+  declaration: mcp_types.Tool = await admit_app_call(
+      GenerationPages(request.hold.generation),
+      request.tool_name,
+      view_server_id=request.view_server_id,
+      target_server_id=request.target_server_id,
+      policy=request.policy,
+      bounds=request.bounds,
+  )
+  return declaration
+
+
+class _Call:
+  """The call phase: tool callbacks around `call_app_tool`."""
+
+  def __init__(
+      self,
+      request: AppCallRequest,
+      environment: OperationEnvironment,
+      tool: _AppTool,
+      tool_context: ToolContext,
+      arguments: dict[str, Any],
+  ) -> None:
+    self.request = request
+    self.environment = environment
+    self.tool = tool
+    self.tool_context = tool_context
+    self.arguments = arguments
+    self.short_circuit = False
+
+  async def _callback(self, name: str, **kwargs: Any) -> Any:
+    method = getattr(self.environment.plugin_manager, name)
+    try:
+      return await method(
+          tool=self.tool,
+          tool_args=dict(self.arguments),
+          tool_context=self.tool_context,
+          **kwargs,
+      )
+    except Exception as error:
+      raise _Failure(
+          OperationErrorReason.TOOL_CALLBACK_FAILED,
+          f'{name} raised {type(error).__name__}',
+      ) from error
+
+  async def run(self) -> mcp_types.CallToolResult:
+    before = await self._callback('run_before_tool_callback')
+    if before is not None:
+      self.short_circuit = True
+      result = _to_result(before)
+    else:
+      result = await self._remote()
+    after = await self._callback(
+        'run_after_tool_callback', result=_dump(result)
+    )
+    if after is not None:
+      result = _to_result(after)
+    return result
+
+  async def _remote(self) -> mcp_types.CallToolResult:
+    request = self.request
+    try:
+      return await call_app_tool(
+          request.hold,
+          request.tool_name,
+          # The confirmed arguments are sent, whatever a callback does to
+          # its own copy.
+          dict(self.arguments),
+          view_server_id=request.view_server_id,
+          target_server_id=request.target_server_id,
+          policy=request.policy,
+          bounds=request.bounds,
+          callbacks=request.callbacks,
+      )
+    except McpError as error:
+      handled = await self._callback('run_on_tool_error_callback', error=error)
+      if handled is not None:
+        return _to_result(handled)
+      raise _Failure(
+          OperationErrorReason.REMOTE_ERROR,
+          'the server answered with a JSON-RPC error',
+          wire=error.error,
+      ) from error
+    except FacadeError as error:
+      if error.reason in (
+          FacadeErrorReason.CALLBACK_FAILED,
+          FacadeErrorReason.CALLBACK_REENTRY,
+      ):
+        raise _Failure(
+            OperationErrorReason.MCP_CALLBACK_FAILED,
+            'a governed MCP callback failed closed',
+        ) from error
+      raise
+    except McpAppVisibilityError as error:
+      # The filter no longer selects it (or a re-admission refused it):
+      # the before-tool effects stand and are reconciled.
+      raise _Failure(
+          OperationErrorReason.ADMISSION_DENIED,
+          'the call was not admitted after its callbacks ran',
+      ) from error
+    except (GenerationInvalidatedError, HoldReleasedError) as error:
+      raise _Failure(
+          OperationErrorReason.TEARDOWN, 'the View was torn down'
+      ) from error
+    except InputRequestRefusedError as error:
+      raise _Failure(
+          OperationErrorReason.INPUT_REQUEST_REFUSED,
+          'the tool asked for an input round',
+      ) from error
+
+
+def _record(
+    request: AppCallRequest,
+    invocation_id: str,
+    agent_name: str,
+    path: str,
+    *,
+    result: Optional[mcp_types.CallToolResult] = None,
+    error: Optional[mcp_types.ErrorData] = None,
+) -> Event:
+  """The core's record of the operation (audit or reconciliation)."""
+  summary: dict[str, Any] = {
+      'operation_id': request.operation_id,
+      'tool': request.tool_name,
+      'server_id': request.target_server_id,
+      'path': path,
+  }
+  parts: list[genai_types.Part] = []
+  if result is not None:
+    parts.append(
+        genai_types.Part(
+            function_response=genai_types.FunctionResponse(
+                id=request.operation_id,
+                name=request.tool_name,
+                response=_dump(result),
+            )
+        )
+    )
+  if error is not None:
+    summary['error'] = error.model_dump(mode='json', exclude_none=True)
+  if not parts:
+    parts.append(genai_types.Part(text=f'app operation {path}'))
+  return Event(
+      invocation_id=invocation_id,
+      author=agent_name,
+      content=genai_types.Content(role='user', parts=parts),
+      custom_metadata={OPERATION_METADATA_KEY: summary},
+  )
+
+
+async def run_app_call(
+    request: AppCallRequest,
+    *,
+    environment: OperationEnvironment,
+    cache: OperationOutcomeCache,
+    signal: Optional[OperationSignal] = None,
+) -> OperationOutcome:
+  """Runs one app-originated `tools/call` and caches its terminal outcome.
+
+  Args:
+    request: The View's call.
+    environment: The Runner-side parts.
+    cache: The outcome cache; an id already there returns its outcome
+      without running anything again.
+    signal: The View channel's interruptions (cancel, disconnect,
+      teardown). An invalidation of the View's generation is a teardown.
+
+  Returns:
+    The outcome (also in `cache`). It never raises for a terminal path of
+    the matrix.
+
+  Raises:
+    OperationError: `DUPLICATE_OPERATION`, the id is running already.
+    asyncio.CancelledError: The caller's task was cancelled; the
+      operation is recorded as a disconnect first.
+  """
+  cached = cache._claim(request.operation_id)  # pylint: disable=protected-access
+  if cached is not None:
+    return cached
+  interrupted: list[OperationOutcome] = []
+  try:
+    outcome = await _run(
+        request, environment, signal or OperationSignal(), interrupted
+    )
+  except asyncio.CancelledError:
+    if interrupted:
+      cache._settle(interrupted[0])  # pylint: disable=protected-access
+    else:
+      cache._settle(  # pylint: disable=protected-access
+          OperationOutcome(
+              request.operation_id,
+              OperationOutcomeKind.CANCELLED,
+              cause=OperationError(
+                  OperationErrorReason.DISCONNECTED, 'the caller went away'
+              ),
+          )
+      )
+    raise
+  except BaseException:
+    with cache._lock:  # pylint: disable=protected-access
+      cache._running.discard(request.operation_id)  # pylint: disable=protected-access
+    raise
+  return cache._settle(outcome)  # pylint: disable=protected-access
+
+
+async def _run(
+    request: AppCallRequest,
+    environment: OperationEnvironment,
+    signal: OperationSignal,
+    interrupted_outcome: list[OperationOutcome],
+) -> OperationOutcome:
+  op = request.operation_id
+  # (1) Governed preflight: nothing has run, nothing is recorded.
+  try:
+    request.hold.check()
+    declaration = await _admit(request)
+    arguments = dict(request.arguments or {})
+    if request.confirmation is not None:
+      arguments = await request.confirmation.arguments_to_send(
+          tool_name=request.tool_name,
+          server_id=request.target_server_id,
+          arguments=arguments,
+      )
+  except FacadeError as error:
+    reason = {
+        FacadeErrorReason.CONFIRMATION_TIMEOUT: (
+            OperationErrorReason.CONFIRMATION_TIMEOUT
+        ),
+    }.get(error.reason, OperationErrorReason.CONFIRMATION_DENIED)
+    return _preflight_error(op, reason, error)
+  except McpAppVisibilityError as error:
+    return _preflight_error(op, OperationErrorReason.ADMISSION_DENIED, error)
+  except (GenerationInvalidatedError, HoldReleasedError) as error:
+    cause = OperationError(
+        OperationErrorReason.TEARDOWN, 'the View was torn down'
+    )
+    cause.__cause__ = error
+    return OperationOutcome(op, OperationOutcomeKind.CANCELLED, cause=cause)
+
+  # (2) The one-call batch and the callbacks' context.
+  session = environment.session
+  effects = EventBatchEffects([op], live_state=session.state)
+  invocation_id = new_invocation_context_id()
+  invocation_context = InvocationContext(
+      session_service=environment.session_service,
+      artifact_service=environment.artifact_service,
+      invocation_id=invocation_id,
+      agent=environment.agent,
+      session=session,
+      plugin_manager=environment.plugin_manager,
+  )
+  tool_context = ToolContext(
+      invocation_context,
+      function_call_id=op,
+      event_actions=effects.child(op).event_actions(),
+  )
+  agent_name = str(getattr(environment.agent, 'name', 'app'))
+  call = _Call(
+      request, environment, _AppTool(declaration), tool_context, arguments
+  )
+
+  # (3) The call phase, raced against the View's interruptions.
+  request.hold.on_invalidated(lambda _error: signal.teardown())
+  task: asyncio.Future[mcp_types.CallToolResult] = asyncio.ensure_future(
+      call.run()
+  )
+  interrupted = signal._wait()  # pylint: disable=protected-access
+  result: Optional[mcp_types.CallToolResult] = None
+  failure: Optional[_Failure] = None
+  try:
+    pending: set[asyncio.Future[Any]] = {task, interrupted}
+    await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+  except asyncio.CancelledError:
+    # The caller's own task went away: a disconnect, recorded, then the
+    # cancellation goes on.
+    signal.disconnect()
+    await _stop(task)
+    interrupted_outcome.append(
+        await _reconcile(
+            request,
+            environment,
+            effects,
+            invocation_id,
+            agent_name,
+            OperationErrorReason.DISCONNECTED,
+        )
+    )
+    raise
+  if interrupted.done() and not task.done():
+    await _stop(task)
+    failure = _Failure(interrupted.result(), 'the operation was interrupted')
+  else:
+    interrupted.cancel()
+    try:
+      result = task.result()
+    except _Failure as error:
+      failure = error
+  if failure is not None and failure.reason in _INTERRUPTIONS:
+    return await _reconcile(
+        request,
+        environment,
+        effects,
+        invocation_id,
+        agent_name,
+        failure.reason,
+        failure,
+    )
+  if failure is not None and failure.reason in (
+      OperationErrorReason.TOOL_CALLBACK_FAILED,
+      OperationErrorReason.MCP_CALLBACK_FAILED,
+      OperationErrorReason.ADMISSION_DENIED,
+  ):
+    return await _reconcile(
+        request,
+        environment,
+        effects,
+        invocation_id,
+        agent_name,
+        failure.reason,
+        failure,
+    )
+
+  # (4) The audit Event: a result, a remote error, or a refused round.
+  wire_error: Optional[mcp_types.ErrorData] = None
+  if failure is not None:
+    wire_error = failure.wire or _host_error(failure.reason)
+  path = (
+      'short_circuit'
+      if call.short_circuit
+      else ('result' if failure is None else failure.reason.value)
+  )
+  audit = await append_audit_event(
+      session_service=environment.session_service,
+      session=session,
+      event=_record(
+          request,
+          invocation_id,
+          agent_name,
+          path,
+          result=result,
+          error=wire_error,
+      ),
+      effects=effects,
+      plugin_manager=environment.plugin_manager,
+      agent_name=agent_name,
+  )
+  if audit.error is not None:
+    cause = OperationError(
+        OperationErrorReason.EVENT_PIPELINE_FAILED,
+        'the audit record was not stored through the pipeline',
+    )
+    cause.__cause__ = audit.error
+    return _recorded(
+        op,
+        audit,
+        OperationOutcomeKind.ERROR,
+        error=_host_error(OperationErrorReason.EVENT_PIPELINE_FAILED),
+        cause=cause,
+    )
+  if failure is not None:
+    cause = OperationError(failure.reason, str(failure))
+    cause.__cause__ = failure.__cause__
+    return _recorded(
+        op, audit, OperationOutcomeKind.ERROR, error=wire_error, cause=cause
+    )
+  return _recorded(op, audit, OperationOutcomeKind.RESULT, result=result)
+
+
+def _preflight_error(
+    op: str, reason: OperationErrorReason, error: BaseException
+) -> OperationOutcome:
+  cause = OperationError(reason, 'the call was refused before it ran')
+  cause.__cause__ = error
+  return OperationOutcome(
+      op, OperationOutcomeKind.ERROR, error=_host_error(reason), cause=cause
+  )
+
+
+def _recorded(
+    op: str,
+    audit: AuditAppendOutcome,
+    kind: OperationOutcomeKind,
+    **fields: Any,
+) -> OperationOutcome:
+  stored = audit.event
+  reconciliation = fields.pop('reconciliation', False)
+  record_kind: Optional[AuditKind] = None
+  if stored is not None:
+    record_kind = (
+        AuditKind.RECONCILIATION if reconciliation else AuditKind.AUDIT
+    )
+  return OperationOutcome(
+      op,
+      kind,
+      record_id=None if stored is None else stored.id,
+      record_kind=record_kind,
+      record_path=audit.path,
+      audit=audit,
+      **fields,
+  )
+
+
+async def _stop(task: asyncio.Future[Any]) -> None:
+  """Cancels the call phase and waits for it to end (no late response)."""
+  task.cancel()
+  try:
+    await task
+  except BaseException:  # pylint: disable=broad-exception-caught
+    pass
+
+
+async def _reconcile(
+    request: AppCallRequest,
+    environment: OperationEnvironment,
+    effects: EventBatchEffects,
+    invocation_id: str,
+    agent_name: str,
+    reason: OperationErrorReason,
+    failure: Optional[_Failure] = None,
+) -> OperationOutcome:
+  """The reconciliation record, built from the frozen batch."""
+  audit = await append_audit_event(
+      session_service=environment.session_service,
+      session=environment.session,
+      event=_record(request, invocation_id, agent_name, reason.value),
+      effects=effects,
+      plugin_manager=environment.plugin_manager,
+      kind=AuditKind.RECONCILIATION,
+      agent_name=agent_name,
+  )
+  cause = OperationError(reason, str(failure) if failure else reason.value)
+  if failure is not None:
+    cause.__cause__ = failure.__cause__
+  if reason in _INTERRUPTIONS:
+    return _recorded(
+        request.operation_id,
+        audit,
+        OperationOutcomeKind.CANCELLED,
+        reconciliation=True,
+        tool_cancelled=reason is OperationErrorReason.CANCELLED,
+        cause=cause,
+    )
+  return _recorded(
+      request.operation_id,
+      audit,
+      OperationOutcomeKind.ERROR,
+      reconciliation=True,
+      error=_host_error(reason),
+      cause=cause,
+  )

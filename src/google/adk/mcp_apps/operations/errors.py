@@ -1,0 +1,81 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The operations subpackage's error: one class, a reason enum.
+
+Usage:
+
+  outcome = await run_app_call(request, environment=env, cache=cache)
+  if outcome.cause is not None:
+    if outcome.cause.reason is OperationErrorReason.CONFIRMATION_DENIED:
+      ...  # nothing ran, nothing was recorded
+"""
+
+from __future__ import annotations
+
+import enum
+
+from ..errors import McpAppsError
+
+
+class OperationErrorReason(enum.Enum):
+  """Why an app-originated operation did not end in a terminal result."""
+
+  CONFIRMATION_DENIED = 'confirmation_denied'
+  """The governed confirmation denied the call (nothing ran)."""
+
+  CONFIRMATION_TIMEOUT = 'confirmation_timeout'
+  """The governed confirmation timed out (nothing ran)."""
+
+  ADMISSION_DENIED = 'admission_denied'
+  """The app-call admission refused the tool (nothing ran)."""
+
+  REMOTE_ERROR = 'remote_error'
+  """The server answered the `tools/call` with a JSON-RPC error."""
+
+  INPUT_REQUEST_REFUSED = 'input_request_refused'
+  """The tool needed a sampling, elicitation or roots round (refused)."""
+
+  TOOL_CALLBACK_FAILED = 'tool_callback_failed'
+  """A plugin's before/after/on-error tool callback raised."""
+
+  MCP_CALLBACK_FAILED = 'mcp_callback_failed'
+  """A governed MCP callback (filter, header, progress) failed closed."""
+
+  EVENT_PIPELINE_FAILED = 'event_pipeline_failed'
+  """The audit pipeline stored the core-only fallback, or nothing."""
+
+  CANCELLED = 'cancelled'
+  """The View cancelled the call; its channel survives."""
+
+  DISCONNECTED = 'disconnected'
+  """The View's channel went away during the call."""
+
+  TEARDOWN = 'teardown'
+  """The View's hold was released or its generation invalidated."""
+
+  DUPLICATE_OPERATION = 'duplicate_operation'
+  """An operation id already running in this process was started again."""
+
+
+class OperationError(McpAppsError):
+  """Base error of app-originated operations.
+
+  Attributes:
+    reason: Why.
+  """
+
+  def __init__(self, reason: OperationErrorReason, message: str) -> None:
+    self.reason = reason
+    super().__init__(f'{reason.value}: {message}')
