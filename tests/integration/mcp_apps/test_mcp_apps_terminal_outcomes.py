@@ -660,3 +660,108 @@ async def test_valid_short_circuit_returns_the_converted_result_and_audits(
     assert outcome.kind is OperationOutcomeKind.RESULT
     _assert_cached(h, outcome)
     assert h.counts() == {}  # Short-circuited: never sent.
+
+
+# --- TERM-14..23: the five-surface grid ------------------------------------
+
+_GRID = {
+    ("state", "cancel"): "P3-TERM-14",
+    ("state", "disconnect"): "P3-TERM-15",
+    ("state", "remote_error"): "P3-TERM-16",
+    ("state", "after_failure"): "P3-TERM-17",
+    ("state", "pipeline_failure"): "P3-TERM-18",
+    ("artifact", "cancel"): "P3-TERM-19",
+    ("artifact", "disconnect"): "P3-TERM-20",
+    ("artifact", "remote_error"): "P3-TERM-21",
+    ("artifact", "after_failure"): "P3-TERM-22",
+    ("artifact", "pipeline_failure"): "P3-TERM-23",
+}
+
+
+async def _drive(h: Harness, gate: ServerGate, probe: Probe, path: str) -> Any:
+  """Runs the operation down `path`; its outcome."""
+  if path in ("cancel", "disconnect"):
+    signal = OperationSignal()
+    running = asyncio.ensure_future(
+        h.run(probe, names.GATED_VIEW, {"tag": path}, signal)
+    )
+    await gate.entered.wait()  # In flight at the server.
+    if path == "cancel":
+      signal.cancel()
+    else:
+      signal.disconnect()
+    outcome = await running
+    gate.open()  # The server may answer now; nobody is listening.
+    return outcome
+  if path == "remote_error":
+    return await h.run(probe, names.RPC_ERROR_VIEW, {"label": "grid"})
+  return await h.run(probe, names.SIDE_EFFECT, {"key": "grid"})
+
+
+@pytest.mark.parametrize(
+    ("effect", "path"),
+    [
+        pytest.param(effect, path, marks=pytest.mark.conformance(case), id=case)
+        for (effect, path), case in _GRID.items()
+    ],
+)
+async def test_before_tool_effect_then_failure_holds_on_all_five_surfaces(
+    mcp_apps: Any, tmp_path: Path, backend: str, effect: str, path: str
+) -> None:
+  async with ServerGate() as gate:
+    async with _harness(mcp_apps, tmp_path, backend, gate) as h:
+      probe = Probe(
+          before=effect,
+          after="raise" if path == "after_failure" else None,
+          on_event="raise" if path == "pipeline_failure" else None,
+      )
+      outcome = await _drive(h, gate, probe, path)
+      record = await h.only_record(outcome)
+      stamp = audit_record(record)
+
+      # (1) Wire and (3) cached outcome, per the matrix row.
+      _assert_cached(h, outcome)
+      if path in ("cancel", "disconnect"):
+        assert outcome.wire is None
+        assert outcome.tool_cancelled is (path == "cancel")
+        assert outcome.kind is OperationOutcomeKind.CANCELLED
+        assert stamp == {"kind": "reconciliation", "path": "pipeline"}
+      elif path == "remote_error":
+        assert isinstance(outcome.wire, mcp_types.ErrorData)
+        assert outcome.wire.code == names.RPC_ERROR_CODE
+        assert outcome.kind is OperationOutcomeKind.ERROR
+        assert stamp == {"kind": "audit", "path": "pipeline"}
+      elif path == "after_failure":
+        assert _host_error_reason(outcome) == "tool_callback_failed"
+        assert outcome.kind is OperationOutcomeKind.ERROR
+        assert stamp == {"kind": "reconciliation", "path": "pipeline"}
+        assert h.counts() == {"grid": 1}  # It ran; the after-tool failed.
+      else:
+        assert _host_error_reason(outcome) == "event_pipeline_failed"
+        assert outcome.kind is OperationOutcomeKind.ERROR
+        assert stamp == {"kind": "audit", "path": "fallback"}
+
+      # (2) Durable record: exactly the frozen batch's delta of the effect;
+      # (4) live state / artifact store: the effect stands, matching it.
+      if effect == "state":
+        expected = {"cart": {"items": ["A1", "B2"]}}
+        assert record.actions.state_delta == expected
+        assert record.actions.artifact_delta == {}
+        assert h.session.state["cart"] == expected["cart"]
+        assert (await h.stored_state())["cart"] == expected["cart"]
+      else:
+        assert probe.saved_version == 0
+        assert record.actions.artifact_delta == {ARTIFACT: 0}
+        assert record.actions.state_delta == {}
+        assert await h.artifact_versions() == [0]
+        saved = await h.artifacts.load_artifact(
+            app_name=APP, user_id=USER, session_id=h.sid, filename=ARTIFACT
+        )
+        assert saved is not None and saved.text == "paid"
+        assert await h.stored_state() == {"cart": {"items": ["A1"]}}
+
+      # (5) Observer output: the record, once, as stored.
+      assert [e.id for e in probe.observed] == [outcome.record_id]
+      (seen,) = probe.observed
+      assert seen.actions.state_delta == record.actions.state_delta
+      assert seen.actions.artifact_delta == record.actions.artifact_delta
