@@ -694,6 +694,13 @@ async def _run(
       result = task.result()
     except _Failure as error:
       failure = error
+    except Exception as error:  # pylint: disable=broad-exception-caught
+      # Whatever else ended the call, the batch's effects are recorded.
+      failure = _Failure(
+          OperationErrorReason.CALL_FAILED,
+          f'the call failed ({type(error).__name__})',
+      )
+      failure.__cause__ = error
   if failure is not None and failure.reason in _INTERRUPTIONS:
     return await _reconcile(
         request,

@@ -39,13 +39,19 @@ class OperationErrorReason(enum.Enum):
   """The governed confirmation timed out (nothing ran)."""
 
   ADMISSION_DENIED = 'admission_denied'
-  """The app-call admission refused the tool (nothing ran)."""
+  """The app-call admission (or the toolset's filter) refused the tool:
+  in preflight nothing ran; after the callbacks their effects are
+  reconciled."""
 
   REMOTE_ERROR = 'remote_error'
   """The server answered the `tools/call` with a JSON-RPC error."""
 
   INPUT_REQUEST_REFUSED = 'input_request_refused'
   """The tool needed a sampling, elicitation or roots round (refused)."""
+
+  CALL_FAILED = 'call_failed'
+  """The call failed otherwise (a transport or protocol failure that did
+  not end the View's generation); audited like a remote error."""
 
   TOOL_CALLBACK_FAILED = 'tool_callback_failed'
   """A plugin's before/after/on-error tool callback raised."""
