@@ -63,6 +63,7 @@ from ..lifecycle.invocation_incarnation import pin_incarnation
 from ..lifecycle.invocation_incarnation import pinned_incarnation
 from ..sealing.errors import SealingError
 from ..sealing.errors import SealingErrorReason
+from ..sealing.result_authority import ConnectionEra as SealingEra
 from ..sealing.result_sealer import prepare_seal
 from ..sealing.result_sealer import SealRequest
 from .admitted_tool import Admission
@@ -72,6 +73,7 @@ from .errors import InvalidationReason
 from .errors import StaleToolHandleError
 from .generations import affinity_cause
 from .generations import AppSafeConnectionPool
+from .generations import ConnectionEra
 from .generations import GenerationHold
 from .generations import GenerationKey
 from .generations import GenerationPages
@@ -558,6 +560,15 @@ class _InitialCallSession:
     return result
 
 
+def _era_of_call() -> SealingEra:
+  """The era of the generation that answered the current initial call."""
+  call = _current_call.get()
+  hold = call.hold if call is not None else None
+  if hold is not None and hold.generation.era is ConnectionEra.MODERN:
+    return SealingEra.MODERN
+  return SealingEra.LEGACY
+
+
 class _GenerationUse:
   """The session manager an `AppSafeMcpTool` is constructed with.
 
@@ -660,9 +671,11 @@ class AppSafeMcpTool(AdmittedMcpTool):
       tool_context: ToolContext,
   ) -> None:
     # Under the bound profile the widget is a descriptor whose reference the
-    # append stage fills in; the full result waits, sealed, for the Event.
-    # Sealed in its MCP wire form (`_meta`, `structuredContent`): that is what
-    # the View receives, not ADK's FunctionResponse spelling.
+    # append stage fills in. The full result stays a private candidate keyed
+    # by the call's correlation: the append stage seals the public fields as
+    # callbacks and on_event approved them in the Event's FunctionResponse,
+    # merged with this call's hidden fields (`sealing.result_authority`), in
+    # their MCP wire form (`_meta`, `structuredContent`): what the View gets.
     routing = self._adk_apps_routing
     handle = self._adk_apps_handle
     session = session_key_of(tool_context)
@@ -694,6 +707,8 @@ class AppSafeMcpTool(AdmittedMcpTool):
               full_result=response.model_dump(
                   mode='json', by_alias=True, exclude_none=True
               ),
+              function_name=self.name,
+              era=_era_of_call(),
           )
       )
     except BaseException:
