@@ -31,6 +31,7 @@ import collections.abc
 import contextlib
 import copy
 import dataclasses
+import json
 from pathlib import Path
 from typing import Any
 from typing import Callable
@@ -331,6 +332,82 @@ async def test_mutate_then_return_is_the_approved_result(env: Env):
   assert sealed[call_id]["content"] == response["content"]
 
 
+def _mutate_in_place(tool, args, tool_context, tool_response):
+  del tool, args, tool_context
+  tool_response["content"][0]["text"] = "mutated in place"
+
+
+@pytest.mark.conformance("P3-RES-05")
+async def test_in_place_mutation_without_return_is_discarded(env: Env):
+  async with env.stack(
+      agent_fields={"after_tool_callback": _mutate_in_place}
+  ) as st:
+    _, event, sealed = await _ui_turn(st, "secret")
+    model_saw = _model_saw(st)
+
+  ((call_id, response),) = _responses(event).items()
+  assert response["content"][0]["text"] == "secret: for the model"
+  assert sealed[call_id]["content"] == response["content"]
+  assert "mutated in place" not in model_saw
+
+
+class AfterToolFailure(RuntimeError):
+  """What the mutate-then-raise callback raises."""
+
+
+def _mutate_then_raise(tool, args, tool_context, tool_response):
+  del tool, args, tool_context
+  tool_response["content"][0]["text"] = "mutated then raised"
+  raise AfterToolFailure("after-tool policy failed")
+
+
+def _error_replacement(tool, args, tool_context, error):
+  del tool, args, tool_context
+  return {
+      "content": [{"type": "text", "text": f"recovered: {error}"}],
+      "isError": True,
+  }
+
+
+@pytest.mark.conformance("P3-RES-04", "P3-RES-10")
+async def test_mutate_then_raise_runs_the_error_chain(env: Env):
+  async with env.stack(
+      agent_fields={
+          "after_tool_callback": _mutate_then_raise,
+          "on_tool_error_callback": _error_replacement,
+      }
+  ) as st:
+    _, event, sealed = await _ui_turn(st, "secret")
+    model_saw = _model_saw(st)
+
+  ((call_id, response),) = _responses(event).items()
+  assert response == {
+      "content": [
+          {"type": "text", "text": "recovered: after-tool policy failed"}
+      ],
+      "isError": True,
+  }
+  assert _public_fields(sealed[call_id]) == response
+  assert sealed[call_id]["structuredContent"] == HIDDEN
+  assert "mutated then raised" not in model_saw + str(sealed)
+
+
+@pytest.mark.conformance("P3-RES-04")
+async def test_mutate_then_raise_without_replacement_fails_the_call(env: Env):
+  async with env.stack(
+      agent_fields={"after_tool_callback": _mutate_then_raise}
+  ) as st:
+    sid = await st.new_session()
+    with pytest.raises(AfterToolFailure):
+      await st.turn(sid, (names.UI_RESULT, {"label": "secret"}))
+    stored = await st.stored_events(sid)
+    pending = len(PENDING_SEALS)
+
+  assert not [e for e in stored if e.get_function_responses()]
+  assert await env.records() == 0
+  assert pending == 0
+
+
 # --- on_event redaction on the model origin -----------------------------------
 
 
@@ -420,7 +497,9 @@ def _set(key: str, value: Any) -> EventChange:
 
 
 REJECTIONS = [
-    pytest.param(_remove, id="removed", marks=pytest.mark.conformance("P3-RES-16")),
+    pytest.param(
+        _remove, id="removed", marks=pytest.mark.conformance("P3-RES-16")
+    ),
     pytest.param(
         _duplicate, id="duplicated", marks=pytest.mark.conformance("P3-RES-17")
     ),
@@ -577,3 +656,103 @@ async def test_restart_maps_each_call_to_its_approved_record(sqlite_env: Env):
   assert after == before
   for call_id, response in _responses(stored).items():
     assert _public_fields(after[call_id]) == _public_fields(response)
+
+
+# --- before_tool_callback short-circuits and the error chain -------------------
+
+
+def _short_circuit(value: Any) -> Callable[..., Any]:
+  def before(tool, args, tool_context):
+    del tool, args, tool_context
+    return copy.deepcopy(value)
+
+  return before
+
+
+async def _short_circuit_turn(
+    env: Env, **agent_fields: Any
+) -> tuple[list[Event], str]:
+  async with env.stack(agent_fields=agent_fields) as st:
+    sid = await st.new_session()
+    events = await st.turn(sid, (names.UI_RESULT, {"label": "secret"}))
+    stored = await st.stored_events(sid)
+    return stored, _model_saw(st)
+
+
+def _only_response(events: list[Event]) -> dict[str, Any]:
+  (response,) = [r.response for e in events for r in e.get_function_responses()]
+  return response
+
+
+@pytest.mark.conformance("P3-RES-06")
+async def test_complete_short_circuit_is_validated_and_projected(env: Env):
+  stored, model_saw = await _short_circuit_turn(
+      env,
+      before_tool_callback=_short_circuit({
+          "content": [{"type": "text", "text": "from the callback"}],
+          "isError": False,
+          "structuredContent": {"kept": "off the model path"},
+      }),
+  )
+
+  assert _only_response(stored) == {
+      "content": [{"type": "text", "text": "from the callback"}],
+      "isError": False,
+  }
+  assert "off the model path" not in model_saw
+  # Nothing ran on the server: no View is offered, nothing was sealed.
+  assert not [e for e in stored if e.actions.render_ui_widgets]
+  assert await env.records() == 0
+
+
+@pytest.mark.conformance("P3-RES-07")
+async def test_ordinary_short_circuit_becomes_a_json_text_block(env: Env):
+  stored, _ = await _short_circuit_turn(
+      env, before_tool_callback=_short_circuit({"answer": 42, "b": [1]})
+  )
+
+  response = _only_response(stored)
+  (block,) = response["content"]
+  assert block["type"] == "text"
+  assert json.loads(block["text"]) == {"answer": 42, "b": [1]}
+  assert response["isError"] is False
+
+
+def _replacing_error_callback(tool, args, tool_context, error):
+  del tool, args, tool_context
+  assert isinstance(error, SealingError)
+  return {
+      "content": [{"type": "text", "text": f"refused: {error.reason.value}"}],
+      "isError": True,
+  }
+
+
+@pytest.mark.conformance("P3-RES-09", "P3-RES-10")
+async def test_invalid_short_circuit_goes_through_the_error_chain(env: Env):
+  stored, model_saw = await _short_circuit_turn(
+      env,
+      before_tool_callback=_short_circuit({"content": []}),
+      on_tool_error_callback=_replacing_error_callback,
+  )
+
+  assert _only_response(stored) == {
+      "content": [{"type": "text", "text": "refused: result_invalid"}],
+      "isError": True,
+  }
+  assert "refused: result_invalid" in model_saw
+
+
+@pytest.mark.conformance("P3-RES-09")
+async def test_invalid_short_circuit_without_error_callback_fails_typed(
+    env: Env,
+):
+  async with env.stack(
+      agent_fields={"before_tool_callback": _short_circuit({"content": []})}
+  ) as st:
+    sid = await st.new_session()
+    with pytest.raises(SealingError) as raised:
+      await st.turn(sid, (names.UI_RESULT, {"label": "secret"}))
+    stored = await st.stored_events(sid)
+
+  assert raised.value.reason is SealingErrorReason.RESULT_INVALID
+  assert not [e for e in stored if e.get_function_responses()]

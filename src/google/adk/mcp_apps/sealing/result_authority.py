@@ -34,9 +34,12 @@ from __future__ import annotations
 import copy
 import dataclasses
 import enum
+import json
 from typing import Any
 from typing import Mapping
+from typing import Optional
 
+import jsonschema
 from mcp import types as mcp_types
 from pydantic import TypeAdapter
 from pydantic import ValidationError
@@ -131,11 +134,16 @@ def candidate_of(
 def _refuse(
     reason: SealingErrorReason, candidate: ResultCandidate, what: str
 ) -> SealingError:
+  return _refuse_call(reason, candidate.function_call_id, what)
+
+
+def _refuse_call(
+    reason: SealingErrorReason, function_call_id: str, what: str
+) -> SealingError:
   return SealingError(
       reason,
-      f'The Event cannot carry the result of UI call'
-      f' {candidate.function_call_id!r}: {what}',
-      function_call_id=candidate.function_call_id,
+      f'The result of UI call {function_call_id!r} is refused: {what}',
+      function_call_id=function_call_id,
   )
 
 
@@ -210,47 +218,111 @@ def validate_merged(
   """Re-validates a merged result as a terminal result of the call's era.
 
   Raises:
+    SealingError: As `validate_result`.
+  """
+  validate_result(
+      merged, function_call_id=candidate.function_call_id, era=candidate.era
+  )
+
+
+def validate_result(
+    result: Mapping[str, Any],
+    *,
+    function_call_id: str,
+    era: ConnectionEra = ConnectionEra.LEGACY,
+) -> None:
+  """Validates a complete `CallToolResult` (wire spelling) as terminal.
+
+  Raises:
     SealingError: (`RESULT_INVALID`) Missing or empty `content`, no
       meaningful block, an invalid block, a non-boolean `isError`, or a
       non-terminal `resultType`.
   """
   invalid = SealingErrorReason.RESULT_INVALID
-  content = merged.get('content')
+
+  def refuse(what: str) -> SealingError:
+    return _refuse_call(invalid, function_call_id, what)
+
+  content = result.get('content')
   if not isinstance(content, list) or not content:
-    raise _refuse(invalid, candidate, 'its content is missing or empty')
+    raise refuse('its content is missing or empty')
   for index, block in enumerate(content):
     if not isinstance(block, Mapping):
-      raise _refuse(invalid, candidate, f'content block {index} is invalid')
+      raise refuse(f'content block {index} is not an object')
     try:
-      _BLOCK.validate_python(dict(block), strict=False)
+      _BLOCK.validate_python(dict(block))
     except ValidationError as e:
-      raise _refuse(
-          invalid,
-          candidate,
+      raise refuse(
           f'content block {index} is not a valid content block'
-          f' ({e.error_count()} errors)',
+          f' ({e.error_count()} errors)'
       ) from e
   if not any(_meaningful(block) for block in content):
-    raise _refuse(invalid, candidate, 'its content has no meaningful block')
-  if 'isError' in merged and not isinstance(merged['isError'], bool):
-    raise _refuse(invalid, candidate, 'its isError is not a boolean')
-  if 'resultType' in merged:
-    result_type = merged['resultType']
+    raise refuse('its content has no meaningful block')
+  if 'isError' in result and not isinstance(result['isError'], bool):
+    raise refuse('its isError is not a boolean')
+  if 'resultType' in result:
+    result_type = result['resultType']
     if result_type not in TERMINAL_RESULT_TYPES:
-      raise _refuse(
-          invalid,
-          candidate,
-          f'its resultType {result_type!r} is not terminal',
-      )
+      raise refuse(f'its resultType {result_type!r} is not terminal')
   try:
-    mcp_types.CallToolResult.model_validate(dict(merged))
+    mcp_types.CallToolResult.model_validate(dict(result))
   except ValidationError as e:
-    raise _refuse(
-        invalid,
-        candidate,
-        f'it is not a CallToolResult of the {candidate.era.value} era'
-        f' ({e.error_count()} errors)',
+    raise refuse(
+        f'it is not a CallToolResult of the {era.value} era'
+        f' ({e.error_count()} errors)'
     ) from e
+
+
+def wire_result(value: Mapping[str, Any]) -> dict[str, Any]:
+  """`value` with its public keys in wire spelling (`is_error` ->
+  `isError`), other keys as they are."""
+  return {PUBLIC_KEYS.get(key, key): item for key, item in value.items()}
+
+
+def short_circuit_result(
+    value: Any,
+    *,
+    function_call_id: str,
+    output_schema: Optional[Mapping[str, Any]] = None,
+) -> dict[str, Any]:
+  """Converts and validates a `before_tool_callback` short-circuit.
+
+  A mapping with `content` is a complete `CallToolResult` and is validated
+  as one. Any other value becomes one meaningful JSON text block; with an
+  `output_schema`, the value must validate against it and is added as
+  `structuredContent` (never replacing `content`).
+
+  Returns:
+    The complete result in wire spelling.
+
+  Raises:
+    SealingError: (`RESULT_INVALID`) The short-circuit does not validate.
+  """
+  if isinstance(value, Mapping) and 'content' in value:
+    result = wire_result(value)
+  else:
+    try:
+      text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError) as e:
+      raise _refuse_call(
+          SealingErrorReason.RESULT_INVALID,
+          function_call_id,
+          'the short-circuit value is not JSON',
+      ) from e
+    result = {'content': [{'type': 'text', 'text': text}], 'isError': False}
+    if output_schema is not None:
+      result['structuredContent'] = value
+  if output_schema is not None:
+    try:
+      jsonschema.validate(result.get('structuredContent'), output_schema)
+    except jsonschema.ValidationError as e:
+      raise _refuse_call(
+          SealingErrorReason.RESULT_INVALID,
+          function_call_id,
+          f'its structuredContent violates the outputSchema: {e.message}',
+      ) from e
+  validate_result(result, function_call_id=function_call_id)
+  return result
 
 
 def approved_envelope(
@@ -278,4 +350,3 @@ def approved_envelope(
   return SealedEnvelope(
       sealed_result=sealed, refresh_record=envelope.refresh_record
   )
-
