@@ -38,6 +38,7 @@ from typing import Callable
 from typing import Optional
 
 from google.adk.events._internal_metadata import public_event
+from google.adk.events._internal_metadata import public_session
 from google.adk.events.event import Event
 from google.adk.mcp_apps.contracts.local_dev import LocalDevSealedResultStore
 from google.adk.mcp_apps.errors import McpAppsError
@@ -54,10 +55,12 @@ from google.adk.tools.mcp_tool import StdioConnectionParams
 from google.genai import types as genai_types
 from mcp_apps_conformance_server import names
 import pytest
+from sealing_support import APP
 from sealing_support import bound_stack
 from sealing_support import BoundStack
 from sealing_support import close_profile
 from sealing_support import sql_profile
+from sealing_support import USER
 from sealing_support import widget_event
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -284,6 +287,9 @@ async def test_after_tool_redaction_is_the_single_authority(env: Env):
   ) as st:
     sid, event, sealed = await _ui_turn(st, "secret")
     model_saw = _model_saw(st)
+    session = await st.session_service.get_session(
+        app_name=APP, user_id=USER, session_id=sid
+    )
 
   ((call_id, response),) = _responses(event).items()
   assert response["content"] == [{"type": "text", "text": REDACTED}]
@@ -296,8 +302,12 @@ async def test_after_tool_redaction_is_the_single_authority(env: Env):
   assert REDACTED in model_saw
   assert "for the model" not in model_saw
   # Hidden fields and the candidate reach no public surface.
-  public = public_event(event).model_dump_json(by_alias=True)
-  assert "forView" not in public and "conformance/private" not in public
+  for public in (
+      public_event(event).model_dump_json(by_alias=True),
+      public_session(session).model_dump_json(by_alias=True),
+  ):
+    assert "forView" not in public and "conformance/private" not in public
+    assert "for the model" not in public
   assert "forView" not in model_saw
   assert len(PENDING_SEALS) == 0
 
