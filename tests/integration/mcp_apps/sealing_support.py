@@ -296,6 +296,8 @@ async def bound_stack(
     session_service: Any,
     profile: Optional[McpAppsHostProfile] = None,
     bind: bool = True,
+    plugins: Optional[list[Any]] = None,
+    agent_fields: Optional[dict[str, Any]] = None,
     **spec_fields: Any,
 ) -> AsyncIterator[BoundStack]:
   """A started registry and a Runner over `session_service`.
@@ -305,6 +307,9 @@ async def bound_stack(
     session_service: The Session service (a durable one for lifecycle).
     profile: The profile; the local-development one by default.
     bind: False leaves the toolset model-only (no profile bound).
+    plugins: The Runner's plugins (their `on_event_callback` runs on every
+      Event before it is appended).
+    agent_fields: Further `LlmAgent` fields (`after_tool_callback`).
     **spec_fields: Further `McpToolsetSpec` fields (`require_confirmation`).
   """
   profile = profile or local_dev_profile()
@@ -317,8 +322,18 @@ async def bound_stack(
   PENDING_SEALS.clear()
   async with registry:
     llm = ScriptedLlm()
-    agent = LlmAgent(name="probe", model=llm, tools=[registry.toolset(TOOLSET)])
-    runner = Runner(agent=agent, app_name=APP, session_service=session_service)
+    agent = LlmAgent(
+        name="probe",
+        model=llm,
+        tools=[registry.toolset(TOOLSET)],
+        **(agent_fields or {}),
+    )
+    runner = Runner(
+        agent=agent,
+        app_name=APP,
+        session_service=session_service,
+        plugins=plugins,
+    )
     try:
       yield BoundStack(registry, profile, session_service, runner, llm)
     finally:

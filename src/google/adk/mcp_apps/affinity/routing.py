@@ -63,6 +63,9 @@ from ..lifecycle.invocation_incarnation import pin_incarnation
 from ..lifecycle.invocation_incarnation import pinned_incarnation
 from ..sealing.errors import SealingError
 from ..sealing.errors import SealingErrorReason
+from ..sealing.result_authority import ConnectionEra as SealingEra
+from ..sealing.result_authority import short_circuit_result
+from ..sealing.result_sealer import PENDING_SEALS
 from ..sealing.result_sealer import prepare_seal
 from ..sealing.result_sealer import SealRequest
 from .admitted_tool import Admission
@@ -72,6 +75,7 @@ from .errors import InvalidationReason
 from .errors import StaleToolHandleError
 from .generations import affinity_cause
 from .generations import AppSafeConnectionPool
+from .generations import ConnectionEra
 from .generations import GenerationHold
 from .generations import GenerationKey
 from .generations import GenerationPages
@@ -558,6 +562,15 @@ class _InitialCallSession:
     return result
 
 
+def _era_of_call() -> SealingEra:
+  """The era of the generation that answered the current initial call."""
+  call = _current_call.get()
+  hold = call.hold if call is not None else None
+  if hold is not None and hold.generation.era is ConnectionEra.MODERN:
+    return SealingEra.MODERN
+  return SealingEra.LEGACY
+
+
 class _GenerationUse:
   """The session manager an `AppSafeMcpTool` is constructed with.
 
@@ -623,6 +636,9 @@ class AppSafeMcpTool(AdmittedMcpTool):
     super().__init__(**kwargs)
     self._adk_apps_handle = handle
     self._adk_apps_routing = routing
+    # The tool caller gives the after-tool callbacks a deep copy of the
+    # result: only a returned value is approved (RFC §5 step 1).
+    self._adk_isolates_callback_results = True
 
   @property
   def bound_tool_handle(self) -> BoundToolHandle:
@@ -652,6 +668,46 @@ class AppSafeMcpTool(AdmittedMcpTool):
       _current_call.reset(token)
       call.finish()
 
+  def _adk_short_circuit(
+      self, value: Any, tool_context: ToolContext
+  ) -> dict[str, Any]:
+    """A `before_tool_callback` short-circuit of this call, converted.
+
+    RFC §5 step 1: a complete `CallToolResult` is validated; an ordinary
+    value becomes a JSON text block (plus validated `structuredContent`
+    under an `outputSchema`). Nothing ran on the server, so no View is
+    offered and nothing is sealed; the model gets the projection.
+
+    Raises:
+      SealingError: (`RESULT_INVALID`) The short-circuit does not validate.
+    """
+    schema = getattr(self._mcp_tool, 'outputSchema', None) or getattr(
+        self._mcp_tool, 'output_schema', None
+    )
+    result = short_circuit_result(
+        value,
+        function_call_id=tool_context.function_call_id or '',
+        output_schema=schema if isinstance(schema, dict) else None,
+    )
+    return {
+        key: result[key]
+        for key in ('content', 'isError', 'resultType')
+        if key in result
+    }
+
+  def _adk_discard_result(self, tool_context: ToolContext) -> None:
+    """Forgets this call's pending candidate and render reservation (the
+    call failed after its result arrived)."""
+    call_id = tool_context.function_call_id or ''
+    PENDING_SEALS.discard(tool_context.invocation_id, [call_id])
+    routing = self._adk_apps_routing
+    session = session_key_of(tool_context)
+    if session is None:
+      return
+    hold = routing.reservations.take(routing.toolset_id, session, call_id)
+    if hold is not None:
+      hold.release()
+
   def _render_ui_widget(
       self,
       *,
@@ -660,9 +716,11 @@ class AppSafeMcpTool(AdmittedMcpTool):
       tool_context: ToolContext,
   ) -> None:
     # Under the bound profile the widget is a descriptor whose reference the
-    # append stage fills in; the full result waits, sealed, for the Event.
-    # Sealed in its MCP wire form (`_meta`, `structuredContent`): that is what
-    # the View receives, not ADK's FunctionResponse spelling.
+    # append stage fills in. The full result stays a private candidate keyed
+    # by the call's correlation: the append stage seals the public fields as
+    # callbacks and on_event approved them in the Event's FunctionResponse,
+    # merged with this call's hidden fields (`sealing.result_authority`), in
+    # their MCP wire form (`_meta`, `structuredContent`): what the View gets.
     routing = self._adk_apps_routing
     handle = self._adk_apps_handle
     session = session_key_of(tool_context)
@@ -694,6 +752,8 @@ class AppSafeMcpTool(AdmittedMcpTool):
               full_result=response.model_dump(
                   mode='json', by_alias=True, exclude_none=True
               ),
+              function_name=self.name,
+              era=_era_of_call(),
           )
       )
     except BaseException:

@@ -51,6 +51,7 @@ from ..lifecycle.adoption import active_incarnation
 from ..lifecycle.errors import StaleIncarnationError
 from ..lifecycle.invocation_incarnation import pinned_incarnation
 from ..lifecycle.invocation_incarnation import require_pinned_incarnation
+from .result_authority import approved_envelope
 from .result_sealer import expires_at
 from .result_sealer import PENDING_SEALS
 from .result_sealer import PendingSeal
@@ -176,6 +177,68 @@ def _unplace(event: Event, seal: PendingSeal) -> None:
     event.actions.render_ui_widgets = remaining or None
 
 
+def _pending_seals_of(event: Event, pending: PendingSeals) -> list[PendingSeal]:
+  """The pending seals the Event answers, plus the candidates it should.
+
+  A candidate is looked up by every id the Event names (FunctionResponse,
+  MCP widget, Event-level reference), and under other invocations too: a
+  call whose FunctionResponse was removed, renamed or moved is then still
+  found, and `result_authority` refuses the Event for it.
+  """
+  response_ids = function_response_ids(event)
+  seals = pending.peek(event.invocation_id, response_ids)
+  named = set(response_ids)
+  named.update(
+      widget.id
+      for widget in event.actions.render_ui_widgets or ()
+      if widget.provider == 'mcp'
+  )
+  named.update(event.sealed_result_refs or ())
+  found = {seal.function_call_id for seal in seals}
+  extra = sorted(named - found)
+  if not extra and not response_ids:
+    return seals
+  seals.extend(
+      seal
+      for seal in pending.peek(event.invocation_id, extra)
+      if seal.candidate is not None
+  )
+  seals.extend(
+      seal
+      for seal in pending.peek_elsewhere(event.invocation_id, sorted(named))
+      if seal.candidate is not None
+  )
+  return seals
+
+
+def _approve(event: Event, seals: list[PendingSeal]) -> list[PendingSeal]:
+  """Every seal with its envelope resealed from the approved result.
+
+  Raises:
+    SealingError: Some candidate was rejected; nothing is sealed.
+  """
+  approved: list[PendingSeal] = []
+  for seal in seals:
+    if seal.candidate is None:
+      approved.append(seal)
+      continue
+    envelope = approved_envelope(event, seal.candidate, seal.envelope)
+    approved.append(dataclasses.replace(seal, envelope=envelope))
+  return approved
+
+
+def _discard_all(
+    event: Event, seals: list[PendingSeal], pending: PendingSeals
+) -> None:
+  for seal in seals:
+    owner = (
+        seal.candidate.correlation.invocation_id
+        if seal.candidate is not None
+        else event.invocation_id
+    )
+    pending.discard(owner, [seal.function_call_id])
+
+
 @dataclasses.dataclass
 class _StagedCommit:
   """What the pre-persist half leaves for the post-persist half."""
@@ -216,7 +279,7 @@ async def seal_before_append(
   pending = _pending_override.get() or PENDING_SEALS
   seals: list[PendingSeal] = []
   if len(pending):
-    seals = pending.peek(event.invocation_id, function_response_ids(event))
+    seals = _pending_seals_of(event, pending)
   pin = pinned_incarnation(session)
   if (
       pin is None
@@ -236,6 +299,13 @@ async def seal_before_append(
   if not seals:
     validate_event_references(event)
     return event
+  if any(seal.candidate is not None for seal in seals):
+    try:
+      seals = _approve(event, seals)
+    except McpAppsError:
+      # Whole-Event atomicity: no candidate of this Event is ever sealed.
+      _discard_all(event, seals, pending)
+      raise
   key = _session_key(session)
   seals = _revoke_stale(event, seals, pending)
   if not seals:

@@ -47,6 +47,15 @@ class SealingErrorReason(enum.Enum):
   NOT_RELEASED = 'not_released'
   """The gated resolver released nothing (`SealedResolutionError`)."""
 
+  RESULT_CORRELATION = 'result_correlation'
+  """The Event no longer reports a UI call's result exactly once under its
+  own correlation (removed, duplicated, or its id, name or correlation
+  changed); the whole Event is refused."""
+
+  RESULT_INVALID = 'result_invalid'
+  """A UI call's approved result, merged with its hidden fields, is not a
+  valid terminal `CallToolResult` of its era; the whole Event is refused."""
+
 
 class SealingError(McpAppsError):
   """Base error of sealing: a result was not sealed or not released.

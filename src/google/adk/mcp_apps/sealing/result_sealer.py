@@ -58,6 +58,9 @@ from ..profile.host_profile import McpAppsHostProfile
 from .errors import SealingError
 from .errors import SealingErrorReason
 from .refresh_record import RefreshInvocationRecord
+from .result_authority import candidate_of
+from .result_authority import ConnectionEra
+from .result_authority import ResultCandidate
 
 DEFAULT_PENDING_TTL = 3600.0
 """Seconds an unreferenced pending record stays before GC may take it."""
@@ -92,6 +95,10 @@ class PendingSeal:
     admission_check: Raises once the binding that made the call stopped
       serving (readiness loss, withdrawal, rebind); the append stage then
       revokes the pending commit.
+    candidate: The call's private result candidate. With one, `envelope`
+      holds the server's raw result only as the early limit check: the
+      append stage reseals from the approved FunctionResponse
+      (`result_authority`). None seals `envelope` as it is.
   """
 
   function_call_id: str
@@ -103,6 +110,9 @@ class PendingSeal:
   lifecycle_store: SessionLifecycleStore = dataclasses.field(repr=False)
   pending_ttl: float = DEFAULT_PENDING_TTL
   admission_check: Optional[Callable[[], None]] = dataclasses.field(
+      default=None, repr=False
+  )
+  candidate: Optional[ResultCandidate] = dataclasses.field(
       default=None, repr=False
   )
 
@@ -120,6 +130,7 @@ class PendingSeals:
     self._table: collections.OrderedDict[tuple[str, str], PendingSeal] = (
         collections.OrderedDict()
     )
+    self._by_call: dict[str, str] = {}
 
   def __len__(self) -> int:
     return len(self._table)
@@ -128,8 +139,10 @@ class PendingSeals:
     """Leaves `seal` for the Event of `invocation_id` that reports it."""
     with self._lock:
       self._table[(invocation_id, seal.function_call_id)] = seal
+      self._by_call[seal.function_call_id] = invocation_id
       while len(self._table) > self._capacity:
-        self._table.popitem(last=False)
+        (_, dropped), _ = self._table.popitem(last=False)
+        self._by_call.pop(dropped, None)
 
   def peek(self, invocation_id: str, call_ids: list[str]) -> list[PendingSeal]:
     """The pending seals of these calls, left in place."""
@@ -142,16 +155,34 @@ class PendingSeals:
           if (invocation_id, call_id) in self._table
       ]
 
+  def peek_elsewhere(
+      self, invocation_id: str, call_ids: list[str]
+  ) -> list[PendingSeal]:
+    """The pending seals of these calls left by another invocation."""
+    if not self._by_call:
+      return []
+    with self._lock:
+      found = []
+      for call_id in call_ids:
+        owner = self._by_call.get(call_id)
+        if owner is not None and owner != invocation_id:
+          seal = self._table.get((owner, call_id))
+          if seal is not None:
+            found.append(seal)
+      return found
+
   def discard(self, invocation_id: str, call_ids: list[str]) -> None:
     """Forgets the seals of these calls (their Event was appended)."""
     with self._lock:
       for call_id in call_ids:
-        self._table.pop((invocation_id, call_id), None)
+        if self._table.pop((invocation_id, call_id), None) is not None:
+          self._by_call.pop(call_id, None)
 
   def clear(self) -> None:
     """Forgets everything (tests; a process restart does this too)."""
     with self._lock:
       self._table.clear()
+      self._by_call.clear()
 
 
 PENDING_SEALS = PendingSeals()
@@ -207,6 +238,10 @@ class SealRequest:
     immediate_caller: `model` (an initial call) or `app` (a View's
       call).
     admission_check: As `PendingSeal.admission_check`.
+    function_name: The function name the model called. Given, the call
+      leaves a private candidate and is sealed from its approved
+      FunctionResponse at the append stage (`result_authority`).
+    era: The era of the connection that answered (`legacy` or `modern`).
   """
 
   profile: McpAppsHostProfile
@@ -222,6 +257,8 @@ class SealRequest:
   full_result: dict[str, Any]
   immediate_caller: Literal['model', 'app', 'host'] = 'model'
   admission_check: Optional[Callable[[], None]] = None
+  function_name: Optional[str] = None
+  era: ConnectionEra = ConnectionEra.LEGACY
 
 
 def prepare_seal(
@@ -285,9 +322,23 @@ def prepare_seal(
           store=store,
           lifecycle_store=lifecycle,
           admission_check=request.admission_check,
+          candidate=_candidate(request),
       ),
   )
   return descriptor
+
+
+def _candidate(request: SealRequest) -> Optional[ResultCandidate]:
+  if request.function_name is None:
+    return None
+  return candidate_of(
+      request.full_result,
+      correlation=request.correlation,
+      function_name=request.function_name,
+      era=request.era,
+      max_bytes=request.profile.limits.sealing_max_bytes,
+      max_depth=request.profile.limits.sealing_max_depth,
+  )
 
 
 def _refresh_record(
