@@ -39,7 +39,6 @@ LAYERS: list[set[str]] = [
     {"facades"},
     {"affinity"},
     {"binding", "bootstrap", "batch"},
-    {"results"},
     {"audit"},
     {"operations"},
 ]
