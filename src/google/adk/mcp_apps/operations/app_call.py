@@ -62,6 +62,7 @@ from ...tools.tool_context import ToolContext
 from ..affinity.errors import GenerationInvalidatedError
 from ..affinity.errors import HoldReleasedError
 from ..affinity.errors import InputRequestRefusedError
+from ..affinity.generations import ConnectionEra
 from ..affinity.generations import GenerationHold
 from ..affinity.generations import GenerationPages
 from ..affinity.routing import AppCallCallbacks
@@ -77,9 +78,22 @@ from ..catalog.app_catalog import AppCallPolicy
 from ..catalog.app_catalog import DEFAULT_POLICY
 from ..catalog.listing import DEFAULT_BOUNDS
 from ..catalog.listing import ToolListingBounds
+from ..contracts.scope import SessionKey
+from ..descriptor.widget_descriptor import WidgetCorrelation
+from ..errors import McpAppsError
 from ..errors import McpAppVisibilityError
+from ..event_policy.provenance import Provenance
 from ..facades.errors import FacadeError
 from ..facades.errors import FacadeErrorReason
+from ..profile.host_profile import McpAppsHostProfile
+from ..sealing.result_authority import candidate_of
+from ..sealing.result_authority import ConnectionEra as SealingEra
+from ..sealing.result_authority import released_result
+from ..sealing.result_authority import ResultCandidate
+from ..sealing.result_sealer import PENDING_SEALS
+from ..sealing.result_sealer import prepare_seal
+from ..sealing.result_sealer import SealPlacement
+from ..sealing.result_sealer import SealRequest
 from .errors import OperationError
 from .errors import OperationErrorReason
 
@@ -105,6 +119,12 @@ error is passed through unchanged."""
 OPERATION_METADATA_KEY: Final = 'mcp_app_operation'
 """The `custom_metadata` key of an operation's record: the operation id,
 tool, call id and terminal path."""
+
+RECONCILIATION: Final = Provenance(
+    'mcp_app', immediate_caller='app', emitter='system', audience='app_audit'
+)
+"""A reconciliation record: the interrupted operation's ingress origin,
+written by the core itself."""
 
 _INTERRUPTIONS: Final = frozenset({
     OperationErrorReason.CANCELLED,
@@ -328,6 +348,10 @@ class AppCallRequest:
     bounds: Admission listing bounds.
     confirmation: The governed confirmation (`AppCallConfirmation`).
     callbacks: The toolset's governed MCP callbacks (`AppPathCallbacks`).
+    profile: The bound host profile. Given, the call's result is a private
+      candidate sealed from the audit Event's approved public fields
+      (Event-level `sealedResultRefs`), and the View gets that merge.
+    toolset_id: The configured toolset id (the sealed record's scope).
   """
 
   operation_id: str
@@ -340,6 +364,8 @@ class AppCallRequest:
   bounds: ToolListingBounds = DEFAULT_BOUNDS
   confirmation: Optional[AppCallGovernor] = None
   callbacks: Optional[AppCallCallbacks] = None
+  profile: Optional[McpAppsHostProfile] = None
+  toolset_id: str = ''
 
 
 class _AppTool(BaseTool):
@@ -726,7 +752,23 @@ async def _run(
         failure,
     )
 
-  # (4) The audit Event: a result, a remote error, or a refused round.
+  # (4) The result authority: a profile-bound server result becomes a
+  # private candidate, sealed at append from the approved audit Event.
+  candidate: Optional[ResultCandidate] = None
+  if failure is None and result is not None and not call.short_circuit:
+    try:
+      candidate = _leave_seal(
+          request, session, invocation_id, agent_name, result
+      )
+    except McpAppsError as error:
+      failure = _Failure(
+          OperationErrorReason.RESULT_REFUSED,
+          'the result authority refused the result',
+      )
+      failure.__cause__ = error
+      result = None
+
+  # (5) The audit Event: a result, a remote error, or a refused round.
   wire_error: Optional[mcp_types.ErrorData] = None
   if failure is not None:
     wire_error = failure.wire or _host_error(failure.reason)
@@ -750,6 +792,9 @@ async def _run(
       plugin_manager=environment.plugin_manager,
       agent_name=agent_name,
   )
+  if candidate is not None:
+    # Appended or refused, the Event took its pending seal (or none will).
+    PENDING_SEALS.discard(invocation_id, [op])
   if audit.error is not None:
     cause = OperationError(
         OperationErrorReason.EVENT_PIPELINE_FAILED,
@@ -769,7 +814,96 @@ async def _run(
     return _recorded(
         op, audit, OperationOutcomeKind.ERROR, error=wire_error, cause=cause
     )
+  if audit.policy_error is not None:
+    cause = OperationError(
+        OperationErrorReason.EVENT_POLICY_REFUSED,
+        'an on_event callback returned forbidden control actions',
+    )
+    cause.__cause__ = audit.policy_error
+    error = _host_error(OperationErrorReason.EVENT_POLICY_REFUSED)
+    assert isinstance(error.data, dict)
+    error.data['policy_reason'] = audit.policy_error.reason.value
+    return _recorded(
+        op, audit, OperationOutcomeKind.ERROR, error=error, cause=cause
+    )
+  if candidate is not None and audit.event is not None:
+    # The View gets what was sealed: the approved public fields of the
+    # stored Event over the call's own hidden fields.
+    try:
+      result = mcp_types.CallToolResult.model_validate(
+          released_result(audit.event, candidate)
+      )
+    except McpAppsError as error:
+      cause = OperationError(
+          OperationErrorReason.RESULT_REFUSED,
+          'the stored result does not re-validate',
+      )
+      cause.__cause__ = error
+      return _recorded(
+          op,
+          audit,
+          OperationOutcomeKind.ERROR,
+          error=_host_error(OperationErrorReason.RESULT_REFUSED),
+          cause=cause,
+      )
   return _recorded(op, audit, OperationOutcomeKind.RESULT, result=result)
+
+
+def _leave_seal(
+    request: AppCallRequest,
+    session: Any,
+    invocation_id: str,
+    agent_name: str,
+    result: mcp_types.CallToolResult,
+) -> Optional[ResultCandidate]:
+  """Leaves the call's Event-level pending seal; returns its candidate.
+
+  Raises:
+    SealingError: Over a sealing limit, or the profile has no stores.
+  """
+  profile = request.profile
+  if profile is None:
+    return None
+  era = (
+      SealingEra.MODERN
+      if request.hold.generation.era is ConnectionEra.MODERN
+      else SealingEra.LEGACY
+  )
+  full_result = _dump(result)
+  correlation = WidgetCorrelation(
+      invocation_id=invocation_id,
+      function_call_id=request.operation_id,
+      agent_path=agent_name,
+  )
+  prepare_seal(
+      SealRequest(
+          profile=profile,
+          server_id=request.target_server_id,
+          toolset_id=request.toolset_id,
+          tool_name=request.tool_name,
+          # The Event placement builds no descriptor and no refresh record.
+          resource_uri='',
+          declaration_fingerprint='',
+          catalog_generation=None,
+          session=SessionKey(session.app_name, session.user_id, session.id),
+          correlation=correlation,
+          arguments={},
+          full_result=full_result,
+          immediate_caller='app',
+          admission_check=request.hold.check,
+          function_name=request.tool_name,
+          era=era,
+      ),
+      placement=SealPlacement.EVENT,
+  )
+  return candidate_of(
+      full_result,
+      correlation=correlation,
+      function_name=request.tool_name,
+      era=era,
+      max_bytes=profile.limits.sealing_max_bytes,
+      max_depth=profile.limits.sealing_max_depth,
+  )
 
 
 def _preflight_error(
@@ -833,6 +967,7 @@ async def _reconcile(
       plugin_manager=environment.plugin_manager,
       kind=AuditKind.RECONCILIATION,
       agent_name=agent_name,
+      provenance=RECONCILIATION,
   )
   cause = OperationError(reason, str(failure) if failure else reason.value)
   if failure is not None:

@@ -71,6 +71,14 @@ class OperationErrorReason(enum.Enum):
   TEARDOWN = 'teardown'
   """The View's hold was released or its generation invalidated."""
 
+  RESULT_REFUSED = 'result_refused'
+  """The result authority refused the call's result (over a sealing limit,
+  or the approved result does not re-validate)."""
+
+  EVENT_POLICY_REFUSED = 'event_policy_refused'
+  """An `on_event` callback returned control actions the audit Event may
+  not carry; they were stripped, the allowed deltas committed."""
+
   DUPLICATE_OPERATION = 'duplicate_operation'
   """An operation id already running in this process was started again."""
 

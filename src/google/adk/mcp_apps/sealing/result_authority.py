@@ -325,6 +325,22 @@ def short_circuit_result(
   return result
 
 
+def released_result(event: Event, candidate: ResultCandidate) -> dict[str, Any]:
+  """The merged result a stored Event releases for the candidate's call.
+
+  The same merge `approved_envelope` seals: the Event's approved public
+  fields over the call's own hidden fields, re-validated. An
+  app-originated call answers its View with it, so wire and seal agree.
+
+  Raises:
+    SealingError: (`RESULT_CORRELATION`, `RESULT_INVALID`) As
+      `approved_envelope`.
+  """
+  merged = merged_result(_approved_public(event, candidate), candidate)
+  validate_merged(merged, candidate)
+  return merged
+
+
 def approved_envelope(
     event: Event, candidate: ResultCandidate, envelope: SealedEnvelope
 ) -> SealedEnvelope:
