@@ -74,10 +74,11 @@ EventChange = Callable[[Event], Optional[Event]]
 
 
 def _redact_responses(event: Event) -> None:
-  for part in event.content.parts if event.content else ():
+  assert event.content is not None
+  for part in event.content.parts or ():
     response = part.function_response
     if response is not None:
-      redacted = copy.deepcopy(response.response)
+      redacted = copy.deepcopy(dict(response.response or {}))
       redacted["content"] = [{"type": "text", "text": REDACTED}]
       response.response = redacted
 
@@ -166,7 +167,7 @@ class Harness:
         app_name=APP, user_id=USER, session_id=self.sid
     )
     assert session is not None
-    stored = list(session.events)[self.events_before :]
+    stored: list[Event] = list(session.events)[self.events_before :]
     assert [e.id for e in stored] == [outcome.record_id]
     return stored[0]
 
@@ -231,10 +232,12 @@ def _stdio(mcp_apps: Any, tmp_path: Path) -> Any:
 
 
 def _response(record: Event) -> dict[str, Any]:
+  assert record.content is not None and record.content.parts
   (part,) = record.content.parts
   assert part.function_response is not None
   assert part.function_response.id == OP
-  response: dict[str, Any] = part.function_response.response
+  response = part.function_response.response
+  assert isinstance(response, dict)
   return response
 
 
@@ -370,9 +373,10 @@ async def test_reconciliation_record_keeps_ingress_origin_and_system_emitter(
 
 def _non_terminal(event: Event) -> Event:
   replacement = event.model_copy(deep=True)
-  for part in replacement.content.parts:
+  assert replacement.content is not None
+  for part in replacement.content.parts or ():
     response = part.function_response
-    if response is not None:
+    if response is not None and response.response is not None:
       response.response = {**response.response, "resultType": "input_required"}
   return replacement
 

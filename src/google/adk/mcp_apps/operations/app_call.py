@@ -820,11 +820,11 @@ async def _run(
         'an on_event callback returned forbidden control actions',
     )
     cause.__cause__ = audit.policy_error
-    error = _host_error(OperationErrorReason.EVENT_POLICY_REFUSED)
-    assert isinstance(error.data, dict)
-    error.data['policy_reason'] = audit.policy_error.reason.value
+    refused = _host_error(OperationErrorReason.EVENT_POLICY_REFUSED)
+    assert isinstance(refused.data, dict)
+    refused.data['policy_reason'] = audit.policy_error.reason.value
     return _recorded(
-        op, audit, OperationOutcomeKind.ERROR, error=error, cause=cause
+        op, audit, OperationOutcomeKind.ERROR, error=refused, cause=cause
     )
   if candidate is not None and audit.event is not None:
     # The View gets what was sealed: the approved public fields of the
