@@ -19,8 +19,11 @@ preflight (admission, confirmation) -> a one-call `EventBatchEffects` ->
 the plugins' tool callbacks on a `ToolContext` over the call's child
 ledger -> `call_app_tool` -> the audit Event (or a reconciliation record)
 through `append_audit_event` -> a typed `OperationOutcome` holding the
-wire response, the durable record and the cached outcome. Design and the
-terminal-outcome matrix: docs/decisions/issue21-terminal.md.
+wire response, the durable record and the cached outcome. With a bound
+profile the result is a private candidate sealed from the approved audit
+Event (Event-level reference) and the View gets that merge. Design and the
+terminal-outcome matrix: docs/decisions/issue21-terminal.md; results:
+docs/decisions/issue21-app-results.md.
 
 Example:
 
