@@ -89,6 +89,10 @@ def _replacement_redaction(event: Event) -> Event:
   return replacement
 
 
+def _in_place_redaction(event: Event) -> None:
+  _redact_responses(event)
+
+
 def _escalate_and_redact(event: Event) -> Event:
   replacement = _replacement_redaction(event)
   replacement.actions.escalate = True
@@ -297,6 +301,26 @@ async def test_returned_on_event_redaction_reaches_record_wire_and_seal(
   assert sealed["structuredContent"]["key"] == "k2"
   assert outcome.kind is OperationOutcomeKind.RESULT
   assert h.cache.get(OP) is outcome
+
+
+@pytest.mark.conformance("P3-RES-15", "P3-RES-36")
+async def test_in_place_on_event_redaction_reaches_record_wire_and_seal(
+    mcp_apps: Any, tmp_path: Path, backend: str
+) -> None:
+  async with _harness(_stdio(mcp_apps, tmp_path), tmp_path, backend) as h:
+    outcome = await h.run(
+        Policy(_in_place_redaction), names.SIDE_EFFECT, {"key": "k4"}
+    )
+    record = await h.only_record(outcome)
+    sealed = await h.sealed(record)
+
+  redacted = [{"type": "text", "text": REDACTED}]
+  # The redaction of the copy, returned or not, is the one result.
+  assert _response(record)["content"] == redacted
+  assert sealed["content"] == redacted
+  assert _wire(outcome) == sealed
+  assert sealed["structuredContent"]["key"] == "k4"
+  assert outcome.kind is OperationOutcomeKind.RESULT
 
 
 @pytest.mark.conformance("P3-RES-30", "P3-RES-36")

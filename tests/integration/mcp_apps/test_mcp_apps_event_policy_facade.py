@@ -577,20 +577,25 @@ async def test_mutate_then_return_keeps_only_ledgered_and_allowed_changes(
   assert 'unledgered' not in session.state
 
 
-@pytest.mark.conformance('P3-FAC-10')
-async def test_in_place_changes_without_a_return_are_discarded(harness):
+@pytest.mark.conformance('P3-FAC-10', 'P3-RES-15')
+async def test_in_place_edits_merge_content_and_discard_actions(harness):
   async def act(context: Any, event: Event) -> None:
     event.content = types.Content(role='user', parts=[types.Part(text='x')])
     event.actions.state_delta['unledgered'] = 2
+    event.actions.escalate = True
     return None
 
   plugin = ActingPlugin(act)
   step = await run_step(harness, plugin)
 
   assert not step.outcome.failed
+  assert 'actions' in step.outcome.discarded
   (stored,) = await harness.stored_events()
-  assert stored.content.parts[0].text == 'the app called buy'
+  # The in-place redaction of the copy is an allowed change (RES-15) ...
+  assert stored.content.parts[0].text == 'x'
+  # ... an in-place action edit is not.
   assert stored.actions.state_delta == {}
+  assert not stored.actions.escalate
   assert 'unledgered' not in (await harness.reload()).state
 
 

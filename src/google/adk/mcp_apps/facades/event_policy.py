@@ -502,9 +502,10 @@ async def run_event_policy(
   The chain gets `context` and a deep-independent copy of `event`, inside
   `restricted_callback(..., CallbackFamily.EVENT_POLICY)`, so a reentry
   into the same Session (a Runner entry point, an `append_event`, a hold)
-  raises `EventPolicyError` (`SAME_SESSION_REENTRY`) there. Changes made
-  to the copy in place are discarded; a returned Event merges only
-  `MERGED_FIELDS`, its control actions screened. Ledger writes stand in
+  raises `EventPolicyError` (`SAME_SESSION_REENTRY`) there. A returned
+  Event merges only `MERGED_FIELDS`, its control actions screened; with
+  no return, the copy's in-place edits of `MERGED_FIELDS` merge the same
+  way and its in-place action edits are discarded. Ledger writes stand in
   every case: the caller freezes the batch after this step and calls
   `resolve`.
 
@@ -547,7 +548,17 @@ async def run_event_policy(
         original, f'reached for {", ".join(refused)}', refused=refused
     )
   if returned is None:
-    return EventPolicyOutcome(event=original)
+    # An in-place edit of the copy is the callback's answer too (RFC §5):
+    # its content and metadata merge as a returned Event's would; its
+    # actions never do (only the ledger writes state).
+    in_place = given.model_copy(update={'actions': original.actions})
+    try:
+      merged, _, discarded = _merge(original, in_place)
+    except FacadeError as e:
+      return _failed(original, 'left metadata with no snapshot', cause=e)
+    if _differs(given.actions, original.actions):
+      discarded = (*discarded, 'actions')
+    return EventPolicyOutcome(event=merged, discarded=discarded)
   if not isinstance(returned, Event):
     return _failed(original, f'returned a {type(returned).__name__}')
   try:
