@@ -190,18 +190,20 @@ def _reconcile_failure(
     return
   from ...events.event import Event
   from ...events.event_actions import EventActions
-  from ...flows.llm_flows.tools._batch_executor import _KEPT_FUNCTION_RESPONSE_EVENT_ATTR
+  from ...flows.llm_flows.tools import _batch_executor
 
-  kept = getattr(failure, _KEPT_FUNCTION_RESPONSE_EVENT_ATTR, None)
+  attribute = _batch_executor._KEPT_FUNCTION_RESPONSE_EVENT_ATTR
+  kept = getattr(failure, attribute, None)
   if not isinstance(kept, Event):
+    agent = invocation_context.agent
     kept = Event(
         invocation_id=invocation_context.invocation_id,
-        author=invocation_context.agent.name,
+        author=agent.name if agent is not None else 'model',
         branch=invocation_context.branch,
         actions=EventActions(),
     )
     try:
-      setattr(failure, _KEPT_FUNCTION_RESPONSE_EVENT_ATTR, kept)
+      setattr(failure, attribute, kept)
     except AttributeError:
       # An exception that takes no attributes: nothing can be kept.
       return
