@@ -431,7 +431,12 @@ class EventBatchEffects:
 
   def _artifact_outcome(self) -> tuple[dict[str, int], dict[str, Writer]]:
     best: dict[str, ArtifactRecord] = {}
+    first: dict[str, tuple[tuple[int, bytes], int]] = {}
     for record in self._artifacts:
+      # As for state: a filename's place is where the ascending-id run
+      # would first save it, so the delta's order does not depend on timing.
+      rank = (_precedence(record.writer), record.sequence)
+      first[record.filename] = min(first.get(record.filename, rank), rank)
       held = best.get(record.filename)
       # Equal versions can only come from records no real store produced;
       # the id order settles them so the outcome stays deterministic.
@@ -440,7 +445,7 @@ class EventBatchEffects:
           _precedence(held.writer),
       ):
         best[record.filename] = record
-    ordered = sorted(best.values(), key=lambda r: r.sequence)
+    ordered = sorted(best.values(), key=lambda r: first[r.filename])
     return (
         {r.filename: r.version for r in ordered},
         {r.filename: r.writer for r in ordered},

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
   from ...events.event import Event
   from ...tools.base_tool import BaseTool
   from ...tools.tool_context import ToolContext
+  from .ledger import FrozenBatch
 
 
 class PreparedCall(Protocol):
@@ -159,11 +160,52 @@ async def _run_ledgered(
   ]
   try:
     event = await execute(bound)
-  finally:
-    frozen = effects.freeze()
+  except BaseException as failure:
+    _reconcile_failure(invocation_context, failure, effects.freeze())
+    raise
+  frozen = effects.freeze()
   if event is not None:
     # The merged deltas come from the frozen ledger alone: id order decides
     # sibling writes to one key, never the order the calls finished in.
     event.actions.state_delta = dict(frozen.state_delta)
     event.actions.artifact_delta = dict(frozen.artifact_delta)
   return event
+
+
+def _reconcile_failure(
+    invocation_context: InvocationContext,
+    failure: BaseException,
+    frozen: FrozenBatch,
+) -> None:
+  """Makes the failure path record the frozen batch's effects.
+
+  A call that failed may have written before it failed; its effects stand
+  (they are live already). ADK keeps the finished calls' responses as one
+  Event for the flow to store before the error propagates; that Event's
+  deltas become the frozen batch's. With no such Event and some effect, a
+  response-free Event carrying only the frozen deltas is kept instead, so
+  what stands is what is stored. Design: docs/decisions/issue21-batch.md.
+  """
+  if not frozen.state_delta and not frozen.artifact_delta:
+    return
+  from ...events.event import Event
+  from ...events.event_actions import EventActions
+  from ...flows.llm_flows.tools import _batch_executor
+
+  attribute = _batch_executor._KEPT_FUNCTION_RESPONSE_EVENT_ATTR
+  kept = getattr(failure, attribute, None)
+  if not isinstance(kept, Event):
+    agent = invocation_context.agent
+    kept = Event(
+        invocation_id=invocation_context.invocation_id,
+        author=agent.name if agent is not None else 'model',
+        branch=invocation_context.branch,
+        actions=EventActions(),
+    )
+    try:
+      setattr(failure, attribute, kept)
+    except AttributeError:
+      # An exception that takes no attributes: nothing can be kept.
+      return
+  kept.actions.state_delta = dict(frozen.state_delta)
+  kept.actions.artifact_delta = dict(frozen.artifact_delta)
