@@ -184,7 +184,7 @@ async def test_sanitizer_reruns_after_the_merge(harness: Harness) -> None:
   assert outcome.policy_error.reason is EventPolicyReason.FORBIDDEN_CONTROL
 
 
-@pytest.mark.conformance('P3-PIPE-04')
+@pytest.mark.conformance('P3-PIPE-04', 'P3-ACT-01', 'P3-ACT-02')
 async def test_frozen_batch_replaces_a_plugins_delta_edits(
     harness: Harness,
 ) -> None:

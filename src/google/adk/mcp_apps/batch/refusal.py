@@ -90,9 +90,11 @@ def refusal_event(
       )
       for call in function_calls
   ]
+  agent = invocation_context.agent
+  assert agent is not None  # A batch runs inside an agent's turn.
   event = Event(
       invocation_id=invocation_context.invocation_id,
-      author=invocation_context.agent.name,
+      author=agent.name,
       branch=invocation_context.branch,
       content=types.Content(role='user', parts=parts),
   )

@@ -147,7 +147,8 @@ async def _run_ledgered(
       call_ids, live_state=invocation_context.session.state
   )
   bound = [
-      dataclasses.replace(
+      # `_P` is ADK's prepared-call dataclass, named structurally here.
+      dataclasses.replace(  # type: ignore[type-var]
           call,
           tool_context=ToolContext(
               invocation_context,
