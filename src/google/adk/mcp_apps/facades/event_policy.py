@@ -46,9 +46,7 @@ from typing import NoReturn
 from typing import Optional
 from typing import Protocol
 
-from mcp.types import ErrorData
-from mcp.types import INTERNAL_ERROR
-
+from ...dependencies._mcp import types as mcp_types
 from ...events._internal_metadata import internal_metadata
 from ...events._internal_metadata import without_internal_metadata
 from ...events.event import Event
@@ -398,15 +396,15 @@ class EventPolicyOutcome:
     return self.event.model_copy(deep=True, update={'actions': actions})
 
   @property
-  def wire_error(self) -> Optional[ErrorData]:
+  def wire_error(self) -> Optional[mcp_types.ErrorData]:
     """The JSON-RPC error a failed step answers the View with, else None.
 
     Code `INTERNAL_ERROR`; the message names no exception text.
     """
     if self.error is None:
       return None
-    return ErrorData(
-        code=INTERNAL_ERROR,
+    return mcp_types.ErrorData(
+        code=mcp_types.INTERNAL_ERROR,
         message=(
             'the event policy failed; the operation was recorded'
             ' without the event callback'

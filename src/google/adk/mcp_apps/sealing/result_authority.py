@@ -34,13 +34,13 @@ from __future__ import annotations
 import copy
 import dataclasses
 import enum
+import functools
 import json
 from typing import Any
 from typing import Mapping
 from typing import Optional
 
 import jsonschema
-from mcp import types as mcp_types
 from pydantic import TypeAdapter
 from pydantic import ValidationError
 
@@ -70,7 +70,14 @@ HIDDEN_KEYS: tuple[str, ...] = ('structuredContent', '_meta')
 TERMINAL_RESULT_TYPES: frozenset[str] = frozenset({'complete'})
 """The `resultType` values a terminal tool result may carry."""
 
-_BLOCK = TypeAdapter(mcp_types.ContentBlock)
+
+@functools.cache
+def _block_adapter() -> TypeAdapter[Any]:
+  # The MCP SDK is an extra: imported on first use, so a core install (no
+  # `mcp`) can still run the append stage, which never gets here there.
+  from ...dependencies._mcp import types as mcp_types
+
+  return TypeAdapter(mcp_types.ContentBlock)
 
 
 class ConnectionEra(enum.Enum):
@@ -250,7 +257,7 @@ def validate_result(
     if not isinstance(block, Mapping):
       raise refuse(f'content block {index} is not an object')
     try:
-      _BLOCK.validate_python(dict(block))
+      _block_adapter().validate_python(dict(block))
     except ValidationError as e:
       raise refuse(
           f'content block {index} is not a valid content block'
@@ -264,6 +271,8 @@ def validate_result(
     result_type = result['resultType']
     if result_type not in TERMINAL_RESULT_TYPES:
       raise refuse(f'its resultType {result_type!r} is not terminal')
+  from ...dependencies._mcp import types as mcp_types
+
   try:
     mcp_types.CallToolResult.model_validate(dict(result))
   except ValidationError as e:
