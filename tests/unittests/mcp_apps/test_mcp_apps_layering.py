@@ -34,6 +34,7 @@ LAYERS: list[set[str]] = [
     {"resources", "catalog", "contracts", "canonical_json"},
     {"descriptor", "stores", "profile"},
     {"lifecycle"},
+    {"coordination"},
     {"sealing"},
     {"event_policy"},
     {"facades"},

@@ -27,8 +27,9 @@ lazily, so the core install pays nothing until one is used. Example:
 
 Subpackages are layered; each imports only from the layers before it:
 `errors`; `resources`, `catalog`, `contracts`, `canonical_json`; `descriptor`,
-`stores`, `profile`; `lifecycle`; `sealing`; `event_policy`; `facades`;
-`affinity`; `binding`, `bootstrap`, `batch`; `audit`; `operations`.
+`stores`, `profile`; `lifecycle`; `coordination`; `sealing`;
+`event_policy`; `facades`; `affinity`; `binding`, `bootstrap`, `batch`;
+`audit`; `operations`.
 Without a bound profile nothing here is active except visibility
 enforcement, the model projection of UI results and provenance stamping.
 """

@@ -1,0 +1,232 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Session ownership: one mutator of an app-enabled Session at a time.
+
+Every entry point that can change an app-enabled Session (a Runner turn, a
+rewind, and from PR 4's channel on, a View's governed operations) owns the
+Session for its whole run through one `SessionCoordinator`. Waiters queue
+first-in first-out on any event loop or thread. Ownership is also recorded
+in the calling execution context, so an entry point started from code that
+already owns the Session (a callback of the running turn, or the code
+iterating it) is refused at once with `CoordinationError` instead of
+waiting for itself. A task that outlives its owner is not refused: the
+record dies with the ownership. Design: docs/design/session-coordination.md.
+
+Usage:
+
+  async with session_coordinator().owned(key, 'Runner.run_async'):
+    ...  # the only coordinated mutator of `key` in this process
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from collections.abc import AsyncIterator
+import contextlib
+import contextvars
+import threading
+from typing import Optional
+
+from ..contracts.scope import SessionKey
+from .errors import CoordinationError
+from .errors import CoordinationErrorReason
+
+
+class Ownership:
+  """One operation's ownership of one Session, until `release()`.
+
+  Attributes:
+    session: The owned Session.
+    operation: The entry point that owns it, such as `'Runner.run_async'`.
+  """
+
+  def __init__(
+      self,
+      coordinator: SessionCoordinator,
+      session: SessionKey,
+      operation: str,
+  ) -> None:
+    self.session = session
+    self.operation = operation
+    self._coordinator = coordinator
+    self._released = False
+
+  @property
+  def released(self) -> bool:
+    """True once released; a released ownership protects nothing."""
+    return self._released
+
+  def release(self) -> None:
+    """Hands the Session to the next waiter; idempotent, any thread."""
+    self._coordinator._release(self)  # pylint: disable=protected-access
+
+
+class _Waiter:
+  """A queued acquisition, woken on its own loop."""
+
+  def __init__(self, loop: asyncio.AbstractEventLoop, operation: str):
+    self.loop = loop
+    self.future: asyncio.Future[None] = loop.create_future()
+    self.operation = operation
+    self.ownership: Optional[Ownership] = None
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+  if not future.done():
+    future.set_result(None)
+
+
+_held: contextvars.ContextVar[tuple[Ownership, ...]] = contextvars.ContextVar(
+    'adk_mcp_apps_session_ownership', default=()
+)
+
+
+def _hold(ownership: Ownership) -> None:
+  live = tuple(o for o in _held.get() if not o.released)
+  _held.set(live + (ownership,))
+
+
+def owned_here(session: SessionKey) -> Optional[Ownership]:
+  """The live ownership of `session` the calling context holds, if any."""
+  for ownership in _held.get():
+    if not ownership.released and ownership.session == session:
+      return ownership
+  return None
+
+
+def refuse_reentry(session: SessionKey, operation: str) -> None:
+  """Raises if the calling context already owns `session`.
+
+  Args:
+    session: The Session the entry point would own.
+    operation: The entry point, for the error.
+
+  Raises:
+    CoordinationError: `SAME_SESSION_REENTRY`; nothing waited or ran.
+  """
+  owner = owned_here(session)
+  if owner is not None:
+    raise CoordinationError(
+        CoordinationErrorReason.SAME_SESSION_REENTRY,
+        operation,
+        f'{owner.operation} owns this Session in the calling context;'
+        ' waiting for it here would never end',
+    )
+
+
+class SessionCoordinator:
+  """Per-Session ownership shared by every loop and thread of a process."""
+
+  def __init__(self) -> None:
+    self._lock = threading.Lock()
+    self._owners: dict[SessionKey, Ownership] = {}
+    self._waiters: dict[SessionKey, collections.deque[_Waiter]] = {}
+
+  def owner(self, session: SessionKey) -> Optional[Ownership]:
+    """The current owner of `session`, if any."""
+    with self._lock:
+      return self._owners.get(session)
+
+  def waiting(self, session: SessionKey) -> int:
+    """How many acquisitions of `session` are queued."""
+    with self._lock:
+      return len(self._waiters.get(session, ()))
+
+  async def acquire(self, session: SessionKey, operation: str) -> Ownership:
+    """Waits for `session` and returns its ownership; release it after.
+
+    Cancelled while queued, the waiter leaves the queue without ever
+    owning the Session (or, granted at that instant, releases at once).
+
+    Raises:
+      CoordinationError: `SAME_SESSION_REENTRY`, before any wait.
+    """
+    refuse_reentry(session, operation)
+    loop = asyncio.get_running_loop()
+    with self._lock:
+      if session not in self._owners:
+        ownership = Ownership(self, session, operation)
+        self._owners[session] = ownership
+        waiter = None
+      else:
+        waiter = _Waiter(loop, operation)
+        self._waiters.setdefault(session, collections.deque()).append(waiter)
+    if waiter is not None:
+      try:
+        await waiter.future
+      except BaseException:
+        with self._lock:
+          granted = waiter.ownership
+          if granted is None:
+            self._drop_waiter(session, waiter)
+        if granted is not None:
+          granted.release()
+        raise
+      assert waiter.ownership is not None
+      ownership = waiter.ownership
+    _hold(ownership)
+    return ownership
+
+  @contextlib.asynccontextmanager
+  async def owned(
+      self, session: SessionKey, operation: str
+  ) -> AsyncIterator[Ownership]:
+    """`acquire` for the block; released however the block ends."""
+    ownership = await self.acquire(session, operation)
+    try:
+      yield ownership
+    finally:
+      ownership.release()
+
+  def _drop_waiter(self, session: SessionKey, waiter: _Waiter) -> None:
+    queue = self._waiters.get(session)
+    if queue is not None and waiter in queue:
+      queue.remove(waiter)
+      if not queue:
+        del self._waiters[session]
+
+  def _release(self, ownership: Ownership) -> None:
+    session = ownership.session
+    with self._lock:
+      if ownership.released:
+        return
+      ownership._released = True  # pylint: disable=protected-access
+      if self._owners.get(session) is ownership:
+        del self._owners[session]
+      queue = self._waiters.get(session)
+      while queue:
+        waiter = queue.popleft()
+        successor = Ownership(self, session, waiter.operation)
+        # Set before the wake: the waiter may resume on its own thread at
+        # once and reads it without the lock.
+        waiter.ownership = successor
+        try:
+          waiter.loop.call_soon_threadsafe(_wake, waiter.future)
+        except RuntimeError:
+          waiter.ownership = None
+          continue  # Its loop is closed: nobody is left to own it.
+        self._owners[session] = successor
+        break
+      if queue is not None and not queue:
+        del self._waiters[session]
+
+
+_process_coordinator = SessionCoordinator()
+
+
+def session_coordinator() -> SessionCoordinator:
+  """The coordinator every entry point of this process shares."""
+  return _process_coordinator

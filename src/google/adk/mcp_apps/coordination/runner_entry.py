@@ -1,0 +1,180 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The Runner's entry points on an app-enabled Runner.
+
+A Runner is app-enabled when its agent tree holds a registry toolset
+(`McpAppBindingRegistry.toolset`) whose profile is bound. On such a Runner
+`run_async` (and so `run_debug` and the worker of `run()`) owns the Session
+for the new-message append and the whole turn, `rewind_async` owns it for
+its read, compute and write, a reentrant `run()` is refused before its
+worker thread starts, and `run_live` is refused before it reads anything.
+On any other Runner every hook is a pass-through. Design:
+docs/design/session-coordination.md.
+
+Usage (in `runners.py`):
+
+  @_coordination.coordinated
+  async def run_async(self, *, user_id, session_id, ...): ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from collections.abc import Callable
+import contextlib
+import functools
+import inspect
+import sys
+from typing import Any
+from typing import Optional
+from typing import TypeVar
+
+from ..contracts.scope import SessionKey
+from .coordinator import owned_here
+from .coordinator import session_coordinator
+from .errors import CoordinationError
+from .errors import CoordinationErrorReason
+
+_F = TypeVar('_F', bound=Callable[..., Any])
+
+_REGISTRY_TOOLSET_MODULE = 'google.adk.mcp_apps.binding.registry_toolset'
+
+
+def _agents(root: Any) -> list[Any]:
+  seen: set[int] = set()
+  pending, found = [root], []
+  while pending:
+    agent = pending.pop()
+    if agent is None or id(agent) in seen:
+      continue
+    seen.add(id(agent))
+    found.append(agent)
+    pending.extend(getattr(agent, 'sub_agents', None) or ())
+  return found
+
+
+def app_enabled(runner: Any) -> bool:
+  """Whether the Runner's agent tree reaches a profile-bound toolset."""
+  # No registry toolset exists unless its module was imported, and
+  # importing it here would pull the MCP SDK into core-only installs.
+  module = sys.modules.get(_REGISTRY_TOOLSET_MODULE)
+  if module is None:
+    return False
+  toolset_type = module.RegistryToolset
+  for agent in _agents(getattr(runner, 'agent', None)):
+    tools = getattr(agent, 'tools', None)
+    if not isinstance(tools, list):
+      continue
+    for tool in tools:
+      if not isinstance(tool, toolset_type):
+        continue
+      try:
+        if tool.current.profile_bound:
+          return True
+      except Exception:  # pylint: disable=broad-except
+        continue  # Not started or shut down: it serves nothing.
+  return False
+
+
+def _session_key(
+    runner: Any, user_id: Optional[str], session_id: Optional[str]
+) -> Optional[SessionKey]:
+  app_name = getattr(runner, 'app_name', None)
+  if not (app_name and user_id and session_id):
+    return None
+  if not all(isinstance(v, str) for v in (app_name, user_id, session_id)):
+    return None
+  return SessionKey(app_name, user_id, session_id)
+
+
+def _coordinated_key(
+    runner: Any, kwargs: dict[str, Any]
+) -> Optional[SessionKey]:
+  if not app_enabled(runner):
+    return None
+  return _session_key(runner, kwargs.get('user_id'), kwargs.get('session_id'))
+
+
+def coordinated(method: _F) -> _F:
+  """Makes a Runner entry point own its Session on an app-enabled Runner.
+
+  Works on an async generator method (`run_async`) and on a coroutine
+  method (`rewind_async`) taking `user_id` and `session_id` by keyword.
+  Started by code that already owns the Session, it raises
+  `CoordinationError` (`SAME_SESSION_REENTRY`) before waiting.
+  """
+  operation = f'Runner.{method.__name__}'
+  if inspect.isasyncgenfunction(method):
+
+    @functools.wraps(method)
+    async def turn(
+        self: Any, *args: Any, **kwargs: Any
+    ) -> AsyncGenerator[Any, None]:
+      key = _coordinated_key(self, kwargs)
+      async with contextlib.AsyncExitStack() as ownership:
+        if key is not None:
+          await ownership.enter_async_context(
+              session_coordinator().owned(key, operation)
+          )
+        agen = method(self, *args, **kwargs)
+        try:
+          async for item in agen:
+            yield item
+        finally:
+          await agen.aclose()
+
+    return turn  # type: ignore[return-value]
+
+  @functools.wraps(method)
+  async def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+    key = _coordinated_key(self, kwargs)
+    if key is None:
+      return await method(self, *args, **kwargs)
+    async with session_coordinator().owned(key, operation):
+      return await method(self, *args, **kwargs)
+
+  return call  # type: ignore[return-value]
+
+
+def refuse_reentrant_run(
+    runner: Any, user_id: Optional[str], session_id: Optional[str]
+) -> None:
+  """Refuses `run()` on a Session the caller owns, before any thread starts.
+
+  Raises:
+    CoordinationError: `SAME_SESSION_REENTRY`.
+  """
+  key = _session_key(runner, user_id, session_id)
+  if key is not None and owned_here(key) is not None:
+    raise CoordinationError(
+        CoordinationErrorReason.SAME_SESSION_REENTRY,
+        'Runner.run',
+        'the calling context owns this Session; its worker thread would'
+        ' wait for the caller forever',
+    )
+
+
+def refuse_live(runner: Any) -> None:
+  """Refuses `run_live` on an app-enabled Runner, before it reads anything.
+
+  Raises:
+    CoordinationError: `LIVE_NOT_SUPPORTED`.
+  """
+  if app_enabled(runner):
+    raise CoordinationError(
+        CoordinationErrorReason.LIVE_NOT_SUPPORTED,
+        'Runner.run_live',
+        'live sessions are outside the MCP Apps host contract',
+    )
