@@ -38,6 +38,7 @@ from typing import Awaitable
 from typing import Callable
 from typing import Optional
 
+from . import batch_reconciliation
 from ...events.event import Event
 from ..contracts.scope import SessionKey
 from ..contracts.sealed_result_store import ReferenceTrackingSealedResultStore
@@ -51,7 +52,6 @@ from ..lifecycle.adoption import active_incarnation
 from ..lifecycle.errors import StaleIncarnationError
 from ..lifecycle.invocation_incarnation import pinned_incarnation
 from ..lifecycle.invocation_incarnation import require_pinned_incarnation
-from . import batch_reconciliation
 from .result_authority import approved_envelope
 from .result_sealer import expires_at
 from .result_sealer import PENDING_SEALS

@@ -73,9 +73,7 @@ _expected: collections.OrderedDict[str, _Expected] = collections.OrderedDict()
 _lock = threading.Lock()
 
 
-def expect(
-    event: Event, frozen: FrozenDeltas, call_ids: Iterable[str]
-) -> None:
+def expect(event: Event, frozen: FrozenDeltas, call_ids: Iterable[str]) -> None:
   """Keeps `frozen`'s deltas for `event` (nothing when both are empty).
 
   Args:
