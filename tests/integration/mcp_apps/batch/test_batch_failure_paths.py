@@ -39,6 +39,8 @@ from google.adk.events.event import Event
 from google.adk.mcp_apps.batch import ledger
 from google.adk.mcp_apps.batch.errors import BatchError
 from google.adk.mcp_apps.batch.errors import BatchErrorReason
+from google.adk.mcp_apps.event_policy.errors import EventPolicyError
+from google.adk.mcp_apps.event_policy.errors import EventPolicyReason
 from google.adk.mcp_apps.sealing.errors import SealingError
 from google.adk.mcp_apps.sealing.errors import SealingErrorReason
 from google.adk.sessions.database_session_service import DatabaseSessionService
@@ -474,3 +476,123 @@ async def test_a_refused_batch_event_is_reconciled_by_the_frozen_deltas(
     assert list(again.actions.artifact_delta.items()) == list(
         batch.artifact_delta.items()
     )
+
+
+@pytest.mark.conformance("P3-BAT-18")
+@pytest.mark.parametrize("where", ["before_tool", "after_tool"])
+async def test_a_direct_session_state_write_fails_closed(
+    serve: Callable[..., Served],
+    session_service: Any,
+    frozen: list[ledger.FrozenBatch],
+    where: str,
+) -> None:
+
+  async def callback(tool_context: ToolContext) -> None:
+    call_id = tool_context.function_call_id
+    tool_context.state[f"kept-{call_id}"] = 1
+    if call_id == "call-a":
+      tool_context.session.state["direct"] = "outside the API"
+      tool_context.session.state["before"] = "overwritten"
+
+  async def before_tool(
+      tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
+  ) -> None:
+    await callback(tool_context)
+
+  async def after_tool(
+      tool: BaseTool,
+      args: dict[str, Any],
+      tool_context: ToolContext,
+      tool_response: Any,
+  ) -> None:
+    await callback(tool_context)
+
+  hook = {"before_tool": before_tool, "after_tool": after_tool}[where]
+  async with BatchConversation(
+      serve().connection_params,
+      session_service,
+      **{f"{where}_callback": hook},
+  ) as talk:
+    with pytest.raises(EventPolicyError) as raised:
+      await talk.turn(BATCH, ids=IDS)
+    stored = await talk.stored()
+    state = await talk.state()
+  assert raised.value.reason is EventPolicyReason.OUT_OF_API_STATE_WRITE
+  (batch,) = frozen
+  # The direct writes are undone, in no ledger and in no stored state;
+  # the API write of the failing call stands and is recorded.
+  assert "direct" not in state and state["before"] == 1
+  assert "direct" not in batch.state_delta
+  assert batch.state_delta["kept-call-a"] == 1
+  (merged,) = _with_deltas(stored)
+  assert merged.actions.state_delta == dict(batch.state_delta)
+
+
+@pytest.mark.conformance("P3-BAT-18")
+async def test_a_live_service_append_from_a_tool_callback_is_refused(
+    serve: Callable[..., Served],
+    session_service: Any,
+) -> None:
+  attempts: list[EventPolicyError] = []
+
+  async def after_tool(
+      tool: BaseTool,
+      args: dict[str, Any],
+      tool_context: ToolContext,
+      tool_response: Any,
+  ) -> None:
+    if tool_context.function_call_id != "call-a":
+      return
+    forged = Event(
+        invocation_id=tool_context.invocation_id,
+        author="forger",
+        content=types.Content(role="model", parts=[types.Part(text="forged")]),
+    )
+    try:
+      await tool_context.session_service.append_event(
+          session=tool_context.session, event=forged
+      )
+    except EventPolicyError as refused:
+      # Swallowed: the call still fails closed.
+      attempts.append(refused)
+
+  async with BatchConversation(
+      serve().connection_params, session_service, after_tool_callback=after_tool
+  ) as talk:
+    with pytest.raises(EventPolicyError) as raised:
+      await talk.turn(BATCH, ids=IDS)
+    stored = await talk.stored()
+  assert [a.reason for a in attempts] == [
+      EventPolicyReason.SAME_SESSION_REENTRY
+  ]
+  assert raised.value.reason is EventPolicyReason.SAME_SESSION_REENTRY
+  assert not [e for e in stored if e.author == "forger"]
+
+
+@pytest.mark.conformance("P3-BAT-18")
+async def test_an_unbound_callbacks_direct_write_stays_upstreams(
+    serve: Callable[..., Served],
+    session_service: Any,
+) -> None:
+
+  async def after_tool(
+      tool: BaseTool,
+      args: dict[str, Any],
+      tool_context: ToolContext,
+      tool_response: Any,
+  ) -> None:
+    tool_context.session.state["direct"] = tool_context.function_call_id
+
+  async with BatchConversation(
+      serve().connection_params,
+      session_service,
+      bound=False,
+      after_tool_callback=after_tool,
+  ) as talk:
+    await talk.turn(BATCH, [], ids=IDS)
+    live = await talk.runner.session_service.get_session(
+        app_name=APP, user_id=USER, session_id=talk.session_id
+    )
+  # Upstream: nothing refuses it, and no Event records it.
+  assert live is not None
+  assert "direct" not in live.state
