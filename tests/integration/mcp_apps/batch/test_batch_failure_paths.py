@@ -529,6 +529,34 @@ async def test_a_direct_session_state_write_fails_closed(
 
 
 @pytest.mark.conformance("P3-BAT-18")
+async def test_a_single_bound_calls_direct_state_write_fails_closed(
+    serve: Callable[..., Served],
+    session_service: Any,
+) -> None:
+
+  async def after_tool(
+      tool: BaseTool,
+      args: dict[str, Any],
+      tool_context: ToolContext,
+      tool_response: Any,
+  ) -> None:
+    tool_context.state["kept"] = 1
+    tool_context.session.state["direct"] = 1
+
+  async with BatchConversation(
+      serve().connection_params, session_service, after_tool_callback=after_tool
+  ) as talk:
+    with pytest.raises(EventPolicyError) as raised:
+      await talk.turn([(names.OPEN_VIEW, {})], ids=["call-a"])
+    stored = await talk.stored()
+    state = await talk.state()
+  assert raised.value.reason is EventPolicyReason.OUT_OF_API_STATE_WRITE
+  assert "direct" not in state
+  # No ledger outside a batch: the failed call's Event is not stored.
+  assert not [e for e in stored if e.get_function_responses()]
+
+
+@pytest.mark.conformance("P3-BAT-18")
 async def test_a_live_service_append_from_a_tool_callback_is_refused(
     serve: Callable[..., Served],
     session_service: Any,
