@@ -32,6 +32,7 @@ Usage:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from collections.abc import Sequence
 from typing import Any
 from typing import Optional
@@ -204,16 +205,23 @@ class FirstPartySessions:
   ) -> Session:
     """Appends a state-change Event, as ADK's `PATCH` route does.
 
+    The Event is made once the patch owns the Session, so its timestamp
+    (which orders a Session's stored Events) follows everything the
+    previous owner appended.
+
     Returns:
       The Session, with the Event appended.
     """
-    event = Event(
-        invocation_id='p-' + str(uuid.uuid4()),
-        author='user',
-        actions=EventActions(state_delta=state_delta or {}),
-    )
-    return await self.append(
-        SessionKey(app_name, user_id, session_id), event, permit=permit
+
+    def state_change() -> Event:
+      return Event(
+          invocation_id='p-' + str(uuid.uuid4()),
+          author='user',
+          actions=EventActions(state_delta=state_delta or {}),
+      )
+
+    return await self._append(
+        SessionKey(app_name, user_id, session_id), state_change, permit
     )
 
   async def append(
@@ -239,6 +247,14 @@ class FirstPartySessions:
       OperationError: `SESSION_NOT_FOUND`.
       CoordinationError: The caller owns the Session.
     """
+    return await self._append(key, lambda: event, permit)
+
+  async def _append(
+      self,
+      key: SessionKey,
+      make_event: Callable[[], Event],
+      permit: Optional[IncarnationPermit],
+  ) -> Session:
     if permit is not None and permit.session != key:
       raise ValueError("the permit is not this Session's")
     async with self.coordination.coordinator.owned(key, PATCH):
@@ -254,7 +270,9 @@ class FirstPartySessions:
         )
         raise _not_found()
       with admitted(SESSION_API):
-        await self.manager.append_event(session, event, incarnation=incarnation)
+        await self.manager.append_event(
+            session, make_event(), incarnation=incarnation
+        )
     return session
 
   # -- delete ----------------------------------------------------------------
