@@ -143,6 +143,11 @@ class FirstPartySessions:
     )
     return cls(manager, coordination)
 
+  @staticmethod
+  def status_for(error: BaseException) -> Optional[int]:
+    """The HTTP status of a typed refusal (see the module's `status_for`)."""
+    return status_for(error)
+
   @property
   def session_service(self) -> Any:
     """The Session service the API writes through."""
