@@ -82,6 +82,12 @@ class OperationErrorReason(enum.Enum):
   DUPLICATE_OPERATION = 'duplicate_operation'
   """An operation id already running in this process was started again."""
 
+  SESSION_NOT_FOUND = 'session_not_found'
+  """A first-party Session patch named a Session with no row."""
+
+  SESSION_API_UNAVAILABLE = 'session_api_unavailable'
+  """The first-party Session API needs a profile with a lifecycle store."""
+
 
 class OperationError(McpAppsError):
   """Base error of app-originated operations.
