@@ -81,7 +81,7 @@ def app_enabled(runner: Any) -> bool:
       if not isinstance(tool, toolset_type):
         continue
       try:
-        if tool.current.profile_bound:
+        if tool.current().profile_bound:
           return True
       except Exception:  # pylint: disable=broad-except
         continue  # Not started or shut down: it serves nothing.
