@@ -276,12 +276,12 @@ def _ui_call_end_to_end(rounds: int, pristine_src: Path) -> None:
       )
 
   def median(name: str, size: str, *path: str) -> float:
-    values = []
+    values: list[float] = []
     for run in runs[name]:
       value: Any = run[size]
       for key in path:
         value = value[key]
-      values.append(value)
+      values.append(float(value))
     return statistics.median(values)
 
   def parts(name: str, size: str, key: str) -> dict[str, float]:
