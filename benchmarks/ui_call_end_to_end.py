@@ -48,6 +48,12 @@ from typing import Callable
 from typing import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
+# Every turn retries a failing optional import (`agents.remote_a2a_agent`,
+# without the a2a extra). With PYTHONDONTWRITEBYTECODE set, a tree that has
+# no bytecode cache recompiles that module from source on every turn (about
+# 7 ms) while a tree that has one does not; writing it keeps the builds
+# comparable, as an installed package (compiled at install) is.
+sys.dont_write_bytecode = False
 sys.path.insert(0, str(ROOT / 'tests' / 'integration' / 'fixtures'))
 # The tests' scripted model; appended so nothing there shadows a module.
 sys.path.append(str(ROOT / 'tests' / 'integration' / 'mcp_apps'))
