@@ -17,13 +17,16 @@
 Run by `run.py` once per variant, on the conformance server's
 `sized_result` UI tool over stdio. `--variant raw` times the SDK's
 `ClientSession.call_tool` alone; `upstream` times a whole `Runner` turn
-(scripted model: the call, then a text answer; `InMemorySessionService`,
-a fresh Session per turn) over a plain `McpToolset`; `bound` times the same
-turn over a registry-bound toolset (`local_dev_profile`), where the result
-is sealed and the Event appended through the append stage. A second,
+(scripted model: the call, then a text answer; `InMemorySessionService`)
+over a plain `McpToolset`; `bound` times the same turn over a
+registry-bound toolset (`local_dev_profile`), where the result is sealed
+and the Event appended through the append stage. Turns run on one warm
+Session whose history is emptied before each; the first turn of a new
+Session (which opens a bound Session's own generation) is timed apart. A
 shorter pass wraps public callables with `time.perf_counter` to say where
 a turn's time goes (the headline medians come from the unwrapped pass).
-Prints one JSON object.
+Prints one JSON object. Design and numbers:
+docs/decisions/issue21-bench.md.
 
 Example:
 
