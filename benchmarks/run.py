@@ -67,6 +67,7 @@ _SIZES: dict[str, dict[str, tuple[str, ...]]] = {
     'full': {
         'mcp_calls.py': (),
         'ui_calls.py': (),
+        'ui_call_end_to_end.py': ('--turns', '40', '--first-turns', '3'),
         'batch_calls.py': ('--batches', '20', '--warmup', '2'),
         'session_lifecycle.py': ('--n', '30'),
         'canonical_json.py': (),
@@ -80,6 +81,7 @@ _SIZES: dict[str, dict[str, tuple[str, ...]]] = {
     'smoke': {
         'mcp_calls.py': ('--calls', '3', '--warmup', '1'),
         'ui_calls.py': ('--calls', '3', '--warmup', '1'),
+        'ui_call_end_to_end.py': ('--smoke',),
         'batch_calls.py': ('--batches', '1', '--warmup', '1'),
         'session_lifecycle.py': ('--n', '2'),
         'canonical_json.py': ('--runs', '1'),
@@ -144,6 +146,7 @@ def main() -> None:
       ' McpTool wrapping)'
   )
   _ui_calls(args.rounds, pristine_src)
+  _ui_call_end_to_end(args.rounds, pristine_src)
   _batch_calls(args.rounds, pristine_src)
   _session_lifecycle()
   _append_latency(args.rounds, pristine_src)
@@ -198,6 +201,140 @@ def _ui_calls(rounds: int, pristine_src: Path) -> None:
       f'  of which the pre-call re-listing:    {relist:>8.0f}'
       f'  ({_ratio(relist, app_safe)} of the app-safe call)'
   )
+
+
+# How `_ui_call_end_to_end` prints a bound turn's parts: nesting depth,
+# label in the JSON, what it is.
+_E2E_PARTS: tuple[tuple[int, str, str], ...] = (
+    (1, 'toolset.get_tools', 'toolset.get_tools (both model calls)'),
+    (2, 'routing.acquire in toolset.get_tools', 'routing.acquire'),
+    (2, 'hold.list_tools in toolset.get_tools', 'hold.list_tools'),
+    (1, 'tool.run_async', 'tool.run_async'),
+    (2, 'routing.acquire in tool.run_async', 'routing.acquire'),
+    (2, 'hold.list_tools in tool.run_async', 'hold.list_tools (re-listing)'),
+    (2, 'hold.call_tool', 'hold.call_tool (the MCP call)'),
+    (2, 'render_ui_widget', 'render_ui_widget (model_dump + seal)'),
+    (3, 'prepare_seal', 'prepare_seal'),
+    (4, 'seal_bytes', 'seal_bytes (canonical JSON)'),
+    (4, 'candidate_of', 'candidate_of'),
+    (1, 'append_event (all)', 'append_event (every Event)'),
+    (2, 'finalize_for_append', 'finalize_for_append'),
+    (3, 'seal_before_append', 'seal_before_append'),
+    (4, 'approved_envelope', 'approved_envelope (canonical JSON)'),
+    (4, 'store.create', 'sealed_result_store.create'),
+    (2, 'event_persisted', 'event_persisted (mark referenced)'),
+)
+
+
+def _size_label(size: str) -> str:
+  n = int(size)
+  return f'{n // 2**20} MB' if n >= 2**20 else f'{n // 2**10} KB'
+
+
+def _print_parts(title: str, parts: dict[str, float]) -> None:
+  turn = parts['turn']
+  print(f'    {title}: turn {turn:,.0f} us')
+  top = 0.0
+  for depth, key, label in _E2E_PARTS:
+    if key not in parts:
+      continue
+    if depth == 1:
+      top += parts[key]
+    name = '  ' * depth + label
+    print(
+        f'    {name:<46} {parts[key]:>9,.0f} {100 * parts[key] / turn:>5.1f}%'
+    )
+  rest = turn - top
+  print(
+      f'    {"  rest (Runner, flow, model, telemetry)":<46} {rest:>9,.0f}'
+      f' {100 * rest / turn:>5.1f}%'
+  )
+
+
+def _ui_call_end_to_end(rounds: int, pristine_src: Path) -> None:
+  """A model-originated UI call through a Runner turn, three builds."""
+  variants = {
+      'raw SDK': (None, 'raw'),
+      'pristine': (pristine_src, 'upstream'),
+      'unbound': (ROOT / 'src', 'upstream'),
+      'bound': (ROOT / 'src', 'bound'),
+  }
+  runs: dict[str, list[dict[str, Any]]] = {name: [] for name in variants}
+  order = list(variants)
+  for round_ in range(rounds):
+    # Alternate the order, so drift favours no variant.
+    for name in order if round_ % 2 == 0 else order[::-1]:
+      src, variant = variants[name]
+      runs[name].append(
+          _run(
+              'ui_call_end_to_end.py',
+              src,
+              '--variant',
+              variant,
+              *_size['ui_call_end_to_end.py'],
+          )
+      )
+
+  def median(name: str, size: str, *path: str) -> float:
+    values: list[float] = []
+    for run in runs[name]:
+      value: Any = run[size]
+      for key in path:
+        value = value[key]
+      values.append(float(value))
+    return statistics.median(values)
+
+  def parts(name: str, size: str, key: str) -> dict[str, float]:
+    labels = runs[name][0][size][key]
+    return {label: median(name, size, key, label) for label in labels}
+
+  print(
+      '\nA model-originated UI call end to end: one Runner turn (scripted'
+      ' model: the call, then text; InMemorySessionService) of sized_result'
+      ' over stdio, median microseconds per turn'
+  )
+  print(
+      f'  {"result":<7} {"raw SDK":>8} {"pristine":>9} {"unbound":>9}'
+      f' {"bound":>9} {"unbound/pristine":>17} {"bound/pristine":>15}'
+      f' {"tools/list per turn":>20}'
+  )
+  sizes = list(runs['raw SDK'][0])
+  for size in sizes:
+    raw = median('raw SDK', size, 'us')
+    pristine = median('pristine', size, 'us')
+    unbound = median('unbound', size, 'us')
+    bound = median('bound', size, 'us')
+    lists = (
+        f'{median("pristine", size, "listings"):.0f} /'
+        f' {median("bound", size, "listings"):.0f}'
+    )
+    print(
+        f'  {_size_label(size):<7} {raw:>8,.0f} {pristine:>9,.0f}'
+        f' {unbound:>9,.0f} {bound:>9,.0f} {_ratio(unbound, pristine):>17}'
+        f' {_ratio(bound, pristine):>15} {lists:>20}'
+    )
+  print(
+      '  (target: bound/pristine <= 1.5x at 1 KB; unbound = patched, no'
+      ' profile; "raw SDK" is call_tool alone; tools/list: pristine / bound)'
+  )
+  print('  where the time goes, median microseconds and share of the turn:')
+  for size in sizes:
+    _print_parts(
+        f'{_size_label(size)}, pristine', parts('pristine', size, 'parts_us')
+    )
+    _print_parts(
+        f'{_size_label(size)}, bound', parts('bound', size, 'parts_us')
+    )
+  print('  the first turn of a new Session, median microseconds:')
+  for size in sizes:
+    first = parts('bound', size, 'first_turn_us')
+    print(
+        f'    {_size_label(size)}: pristine'
+        f' {median("pristine", size, "first_turn_us", "turn"):,.0f}, bound'
+        f' {first["turn"]:,.0f}, of which opening the Session\'s generation'
+        ' (routing.acquire in toolset.get_tools)'
+        f' {first.get("routing.acquire in toolset.get_tools", 0.0):,.0f}'
+    )
 
 
 def _batch_calls(rounds: int, pristine_src: Path) -> None:
