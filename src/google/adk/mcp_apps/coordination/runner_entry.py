@@ -81,7 +81,9 @@ def app_enabled(runner: Any) -> bool:
       if not isinstance(tool, toolset_type):
         continue
       try:
-        if tool.current.profile_bound:
+        # `current()` resolves the registry's installed proxy; a handle
+        # whose registry is not started or is closed resolves nothing.
+        if tool.current().profile_bound:
           return True
       except Exception:  # pylint: disable=broad-except
         continue  # Not started or shut down: it serves nothing.
@@ -156,6 +158,10 @@ def refuse_reentrant_run(
   Raises:
     CoordinationError: `SAME_SESSION_REENTRY`.
   """
+  # Gated like `run_async`: on a Runner that is not app-enabled its
+  # worker's turn never waits at the coordinator, so nothing can deadlock.
+  if not app_enabled(runner):
+    return
   key = _session_key(runner, user_id, session_id)
   if key is not None and owned_here(key) is not None:
     raise CoordinationError(
