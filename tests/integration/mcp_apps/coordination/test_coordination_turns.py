@@ -313,3 +313,42 @@ async def test_rewind_waits_for_the_running_turn_then_rewinds_it(stack):
     assert stored[-1].actions.rewind_before_invocation_id == second_id
     assert stored[-2].id == turn[-1].id
     assert texts(stored) == ["first", "done", "second", "done"]
+
+
+async def _ask(runner: Runner, session_id: str, text: str) -> Event:
+  """ADK's quickstart loop: stop at the final response, without closing
+  the turn (its loop closes the dropped generator later)."""
+  async for event in runner.run_async(
+      user_id=USER,
+      session_id=session_id,
+      new_message=types.Content(role="user", parts=[types.Part(text=text)]),
+  ):
+    if event.is_final_response():
+      return event
+  raise AssertionError("no final response")
+
+
+@pytest.mark.conformance("P4-COORD-01", "P4-REEN-14")
+async def test_a_turn_left_at_its_final_response_lets_the_next_one_queue(
+    stack,
+):
+  """Leaving a turn's `async for` early drops the turn, which its loop
+  closes in a task of its own: the caller does not own the Session any
+  more, so its next turn queues behind the closing (after-run callbacks,
+  compaction) instead of being refused as a reentry."""
+  plugin = ReentryPlugin()
+  async with stack(plugins=[plugin]) as st:
+    sid = await st.new_session()
+    one = await asyncio.wait_for(_ask(st.runner, sid, "one"), BOUND)
+    two = await asyncio.wait_for(_ask(st.runner, sid, "two"), BOUND)
+    three = await asyncio.wait_for(collect(st.runner, sid, "three"), BOUND)
+    stored = await st.stored_events(sid)
+    assert texts(stored) == ["one", "done", "two", "done", "three", "done"]
+    assert invocation_runs(stored) == [
+        one.invocation_id,
+        two.invocation_id,
+        three[-1].invocation_id,
+    ]
+    lifecycle = [c for c in plugin.called if c in ("before_run", "after_run")]
+    assert lifecycle == ["before_run", "after_run"] * 3
+    assert session_coordinator().owner(key(sid)) is None

@@ -43,6 +43,7 @@ from typing import TypeVar
 
 from ..contracts.scope import SessionKey
 from .coordinator import owned_here
+from .coordinator import Ownership
 from .coordinator import session_coordinator
 from .errors import CoordinationError
 from .errors import CoordinationErrorReason
@@ -125,9 +126,10 @@ def coordinated(method: _F) -> _F:
         self: Any, *args: Any, **kwargs: Any
     ) -> AsyncGenerator[Any, None]:
       key = _coordinated_key(self, kwargs)
-      async with contextlib.AsyncExitStack() as ownership:
+      async with contextlib.AsyncExitStack() as stack:
+        ownership: Optional[Ownership] = None
         if key is not None:
-          await ownership.enter_async_context(
+          ownership = await stack.enter_async_context(
               session_coordinator().owned(key, operation)
           )
         agen = method(self, *args, **kwargs)
@@ -135,6 +137,10 @@ def coordinated(method: _F) -> _F:
           async for item in agen:
             yield item
         finally:
+          if ownership is not None:
+            # Whoever closes the turn owns it until release: a caller
+            # that dropped it is free to queue for the Session again.
+            ownership.transfer_here()
           await agen.aclose()
 
     return turn  # type: ignore[return-value]
