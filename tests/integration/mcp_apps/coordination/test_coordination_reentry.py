@@ -29,6 +29,7 @@ import asyncio
 import contextvars
 import threading
 from typing import Any
+from typing import Optional
 
 from coordination_support import Attempt
 from coordination_support import BOUND
@@ -47,6 +48,7 @@ from google.adk.mcp_apps.coordination.coordinator import session_coordinator
 from google.adk.mcp_apps.coordination.errors import CoordinationError
 from google.adk.mcp_apps.coordination.errors import CoordinationErrorReason
 from google.adk.mcp_apps.coordination.runner_entry import app_enabled
+from mcp_apps_conformance_server import names
 import pytest
 from sealing_support import USER
 
@@ -91,9 +93,7 @@ def assert_refused(attempt: Attempt) -> None:
     assert attempt.threads_after == attempt.threads_before
 
 
-async def reentry_turn(
-    st: Any, attempts: list[Attempt], tool: str = "whoami"
-) -> str:
+async def reentry_turn(st: Any, tool: str = "whoami") -> str:
   """One turn (the model calls `tool`) whose acting callbacks re-enter;
   returns the Session id once the turn completed and nothing leaked in."""
   st.llm.steps = [[(tool, {})]]
@@ -139,7 +139,7 @@ async def test_plugin_tool_callbacks_are_refused_every_same_session_entry(
     plugin.acting = {family}
     plugin.act = every_entry(st.runner, attempts)
     tool = MISSING_TOOL if family == "plugin_tool_error" else "whoami"
-    await reentry_turn(st, attempts, tool)
+    await reentry_turn(st, tool)
     assert [a.entry for a in attempts] == list(ENTRIES)
     for attempt in attempts:
       assert_refused(attempt)
@@ -166,7 +166,7 @@ async def test_turn_lifecycle_plugin_callbacks_are_refused_every_entry(
     attempts: list[Attempt] = []
     plugin.acting = {family}
     plugin.act = every_entry(st.runner, attempts)
-    await reentry_turn(st, attempts)
+    await reentry_turn(st)
     assert [a.entry for a in attempts] == list(ENTRIES)
     for attempt in attempts:
       assert_refused(attempt)
@@ -219,7 +219,7 @@ async def test_agent_tool_callbacks_are_refused_every_same_session_entry(
   }
   async with stack(agent_fields=agent_fields) as st:
     callbacks.runner = st.runner
-    await reentry_turn(st, callbacks.attempts)
+    await reentry_turn(st)
     assert [a.entry for a in callbacks.attempts] == list(ENTRIES)
     for attempt in callbacks.attempts:
       assert_refused(attempt)
@@ -239,7 +239,7 @@ async def test_a_sync_agent_callback_running_run_is_refused_before_a_thread(
 
   async with stack(agent_fields={"after_tool_callback": after}) as st:
     runner.append(st.runner)
-    sid = await reentry_turn(st, attempts)
+    sid = await reentry_turn(st)
     assert len(attempts) == 1
     assert_refused(attempts[0])
     # The Session is free again: an ordinary top-level run() proceeds.
@@ -271,7 +271,7 @@ async def test_the_event_callback_is_refused_every_same_session_entry(stack):
     attempts: list[Attempt] = []
     plugin.acting = {"on_event"}
     plugin.act = every_entry(st.runner, attempts)
-    await reentry_turn(st, attempts)
+    await reentry_turn(st)
     assert [a.entry for a in attempts] == list(ENTRIES)
     for attempt in attempts:
       assert_refused(attempt)
@@ -466,3 +466,46 @@ async def test_a_task_spawned_with_a_fresh_context_queues_behind_the_turn(
         first[-1].invocation_id,
         later[-1].invocation_id,
     ]
+
+
+@pytest.mark.conformance("P4-REEN-17", "P4-REEN-07")
+@pytest.mark.parametrize("turn", ["run_async", "run"])
+async def test_a_progress_callback_relayed_by_the_registry_loop_is_refused(
+    stack, turn
+):
+  """The tool call's MCP I/O runs on the registry loop; its progress
+  notifications come back to the turn's loop in the call's context, so a
+  progress callback is still inside the turn."""
+  attempts: list[Attempt] = []
+  where: list[int] = []
+  runner: list[Any] = []
+
+  async def progress(
+      progress: float, total: Optional[float], message: Optional[str]
+  ) -> None:
+    if attempts:
+      return
+    where.append(threading.get_ident())
+    attempts.append(Attempt("run_async"))
+    attempts[0] = await call_entry(runner[0], "run_async", session[0])
+
+  session: list[str] = []
+  async with stack(progress_callback=progress) as st:
+    runner.append(st.runner)
+    st.llm.steps = [[(names.PROGRESS_THEN_RESULT, {"steps": 2})]]
+    sid = await st.new_session()
+    session.append(sid)
+    if turn == "run_async":
+      events = await asyncio.wait_for(collect(st.runner, sid, "first"), BOUND)
+    else:
+      loop = asyncio.get_running_loop()
+      events = await asyncio.wait_for(
+          loop.run_in_executor(None, run_sync, st.runner, sid, "first"), BOUND
+      )
+    assert texts(events) == ["done"]
+    registry_thread = st.registry.event_loop.thread
+    assert registry_thread is not None
+    assert where and where[0] != registry_thread.ident
+    [attempt] = attempts
+    assert_refused(attempt)
+    assert texts(await st.stored_events(sid)) == ["first", "done"]
