@@ -187,7 +187,8 @@ class SessionCoordinator:
     owning the Session (or, granted at that instant, releases at once).
 
     Raises:
-      CoordinationError: `SAME_SESSION_REENTRY`, before any wait.
+      CoordinationError: `SAME_SESSION_REENTRY`, never queued (after at
+        most `_FINALIZER_STEPS` event-loop steps).
     """
     if owned_here(session) is not None:
       # The caller may have dropped an operation it was iterating (an
