@@ -28,7 +28,9 @@ import asyncio
 import threading
 from typing import Any
 
+from coordination_support import Attempt
 from coordination_support import BOUND
+from coordination_support import call_entry
 from coordination_support import collect
 from coordination_support import Gate
 from coordination_support import invocation_runs
@@ -338,6 +340,14 @@ async def test_a_turn_left_at_its_final_response_lets_the_next_one_queue(
   compaction) instead of being refused as a reentry."""
   plugin = ReentryPlugin()
   async with stack(plugins=[plugin]) as st:
+    closing: list[Attempt] = []
+
+    async def reenter(family: str, session_id: str) -> None:
+      closing.append(await call_entry(st.runner, "run_async", session_id))
+
+    # The first turn's after-run callback runs in the task closing it.
+    plugin.acting = {"after_run"}
+    plugin.act = reenter
     sid = await st.new_session()
     one = await asyncio.wait_for(_ask(st.runner, sid, "one"), BOUND)
     two = await asyncio.wait_for(_ask(st.runner, sid, "two"), BOUND)
@@ -349,6 +359,11 @@ async def test_a_turn_left_at_its_final_response_lets_the_next_one_queue(
         two.invocation_id,
         three[-1].invocation_id,
     ]
+    [refused] = closing
+    assert isinstance(refused.error, CoordinationError)
+    assert refused.error.reason is CoordinationErrorReason.SAME_SESSION_REENTRY
+    # Refused without queueing: the one waiter then was the caller's turn.
+    assert refused.waiting == 1
     lifecycle = [c for c in plugin.called if c in ("before_run", "after_run")]
     assert lifecycle == ["before_run", "after_run"] * 3
     assert session_coordinator().owner(key(sid)) is None
