@@ -159,6 +159,45 @@ async def test_a_task_spawned_while_its_owner_holds_is_refused_not_queued():
     assert coordinator.waiting(KEY) == 0
 
 
+async def _turn(coordinator: SessionCoordinator, closed: list[str]):
+  """A turn as the Runner wraps one: the closer takes the ownership over."""
+  async with coordinator.owned(KEY, 'Runner.run_async') as ownership:
+    try:
+      yield 'event'
+    finally:
+      ownership.transfer_here()
+      closed.append('closed')
+
+
+async def test_a_caller_that_dropped_its_turn_queues_behind_its_closing():
+  coordinator = SessionCoordinator()
+  closed: list[str] = []
+
+  async def ask() -> None:
+    async for _ in _turn(coordinator, closed):
+      break  # Dropped: the loop closes it in a task of its own.
+
+  await ask()
+  assert closed == []
+  async with asyncio.timeout(BOUND):
+    async with coordinator.owned(KEY, 'Runner.run_async'):
+      assert closed == ['closed']
+  assert coordinator.owner(KEY) is None
+
+
+async def test_a_caller_still_holding_its_turn_is_refused():
+  coordinator = SessionCoordinator()
+  closed: list[str] = []
+  turn = _turn(coordinator, closed)
+  await turn.__anext__()
+  with pytest.raises(CoordinationError):
+    await asyncio.wait_for(coordinator.acquire(KEY, 'Runner.run_async'), BOUND)
+  assert coordinator.waiting(KEY) == 0
+  await turn.aclose()
+  assert closed == ['closed']
+  assert coordinator.owner(KEY) is None
+
+
 def _acquire_on_new_loop(
     coordinator: SessionCoordinator,
     acquired: threading.Event,

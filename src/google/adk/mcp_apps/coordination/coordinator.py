@@ -22,7 +22,9 @@ in the calling execution context, so an entry point started from code that
 already owns the Session (a callback of the running turn, or the code
 iterating it) is refused at once with `CoordinationError` instead of
 waiting for itself. A task that outlives its owner is not refused: the
-record dies with the ownership. Design: docs/design/session-coordination.md.
+record dies with the ownership; so does the record of a caller that dropped
+the operation, once the context closing it took the ownership over.
+Design: docs/design/session-coordination.md.
 
 Usage:
 
@@ -63,6 +65,7 @@ class Ownership:
     self.operation = operation
     self._coordinator = coordinator
     self._released = False
+    self._records: list[_Record] = []
 
   @property
   def released(self) -> bool:
@@ -72,6 +75,30 @@ class Ownership:
   def release(self) -> None:
     """Hands the Session to the next waiter; idempotent, any thread."""
     self._coordinator._release(self)  # pylint: disable=protected-access
+
+  def transfer_here(self) -> None:
+    """Makes the calling context the only one that holds this ownership.
+
+    For an operation finished from another context than the one that ran
+    it: an async generator its caller dropped is closed by its loop in a
+    task of its own. The dropping code no longer counts as the owner (it
+    may queue for the Session); the closing code does, until release.
+    """
+    for record in self._records:
+      record.abandoned = True
+    _hold(self)
+
+
+class _Record:
+  """One execution context's hold on an ownership."""
+
+  def __init__(self, ownership: Ownership) -> None:
+    self.ownership = ownership
+    self.abandoned = False
+
+  @property
+  def live(self) -> bool:
+    return not (self.abandoned or self.ownership.released)
 
 
 class _Waiter:
@@ -89,21 +116,29 @@ def _wake(future: asyncio.Future[None]) -> None:
     future.set_result(None)
 
 
-_held: contextvars.ContextVar[tuple[Ownership, ...]] = contextvars.ContextVar(
+_held: contextvars.ContextVar[tuple[_Record, ...]] = contextvars.ContextVar(
     'adk_mcp_apps_session_ownership', default=()
 )
 
+_FINALIZER_STEPS = 3
+"""Event-loop steps an acquisition that meets its own context's ownership
+grants the loop before refusing: a dropped async generator is closed by a
+task its loop schedules at once, whose first step transfers the ownership
+(`Ownership.transfer_here`). Two steps suffice on a FIFO loop."""
+
 
 def _hold(ownership: Ownership) -> None:
-  live = tuple(o for o in _held.get() if not o.released)
-  _held.set(live + (ownership,))
+  record = _Record(ownership)
+  ownership._records.append(record)  # pylint: disable=protected-access
+  live = tuple(r for r in _held.get() if r.live)
+  _held.set(live + (record,))
 
 
 def owned_here(session: SessionKey) -> Optional[Ownership]:
   """The live ownership of `session` the calling context holds, if any."""
-  for ownership in _held.get():
-    if not ownership.released and ownership.session == session:
-      return ownership
+  for record in _held.get():
+    if record.live and record.ownership.session == session:
+      return record.ownership
   return None
 
 
@@ -152,9 +187,20 @@ class SessionCoordinator:
     owning the Session (or, granted at that instant, releases at once).
 
     Raises:
-      CoordinationError: `SAME_SESSION_REENTRY`, before any wait.
+      CoordinationError: `SAME_SESSION_REENTRY`, never queued (after at
+        most `_FINALIZER_STEPS` event-loop steps).
     """
-    refuse_reentry(session, operation)
+    if owned_here(session) is not None:
+      # The caller may have dropped an operation it was iterating (an
+      # `async for` left by `break`): its loop closes it in a task queued
+      # already, which hands the ownership over at its first step. Let
+      # those steps run; if this context still owns the Session, waiting
+      # would never end.
+      for _ in range(_FINALIZER_STEPS):
+        await asyncio.sleep(0)
+        if owned_here(session) is None:
+          break
+      refuse_reentry(session, operation)
     loop = asyncio.get_running_loop()
     with self._lock:
       if session not in self._owners:

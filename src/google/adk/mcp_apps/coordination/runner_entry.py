@@ -43,6 +43,7 @@ from typing import TypeVar
 
 from ..contracts.scope import SessionKey
 from .coordinator import owned_here
+from .coordinator import Ownership
 from .coordinator import session_coordinator
 from .errors import CoordinationError
 from .errors import CoordinationErrorReason
@@ -81,6 +82,8 @@ def app_enabled(runner: Any) -> bool:
       if not isinstance(tool, toolset_type):
         continue
       try:
+        # `current()` resolves the registry's installed proxy; a handle
+        # whose registry is not started or is closed resolves nothing.
         if tool.current().profile_bound:
           return True
       except Exception:  # pylint: disable=broad-except
@@ -123,9 +126,10 @@ def coordinated(method: _F) -> _F:
         self: Any, *args: Any, **kwargs: Any
     ) -> AsyncGenerator[Any, None]:
       key = _coordinated_key(self, kwargs)
-      async with contextlib.AsyncExitStack() as ownership:
+      async with contextlib.AsyncExitStack() as stack:
+        ownership: Optional[Ownership] = None
         if key is not None:
-          await ownership.enter_async_context(
+          ownership = await stack.enter_async_context(
               session_coordinator().owned(key, operation)
           )
         agen = method(self, *args, **kwargs)
@@ -133,6 +137,10 @@ def coordinated(method: _F) -> _F:
           async for item in agen:
             yield item
         finally:
+          if ownership is not None:
+            # Whoever closes the turn owns it until release: a caller
+            # that dropped it is free to queue for the Session again.
+            ownership.transfer_here()
           await agen.aclose()
 
     return turn  # type: ignore[return-value]
@@ -156,6 +164,10 @@ def refuse_reentrant_run(
   Raises:
     CoordinationError: `SAME_SESSION_REENTRY`.
   """
+  # Gated like `run_async`: on a Runner that is not app-enabled its
+  # worker's turn never waits at the coordinator, so nothing can deadlock.
+  if not app_enabled(runner):
+    return
   key = _session_key(runner, user_id, session_id)
   if key is not None and owned_here(key) is not None:
     raise CoordinationError(
