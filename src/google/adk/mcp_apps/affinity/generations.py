@@ -511,9 +511,22 @@ class GenerationHold:
       raise HoldReleasedError(self.generation_id, self.kind.value)
     self.generation.check_live()
 
-  def on_invalidated(self, listener: InvalidationListener) -> None:
-    """Calls `listener` once if the generation is invalidated while held."""
+  def on_invalidated(
+      self, listener: InvalidationListener
+  ) -> Callable[[], None]:
+    """Calls `listener` once if the generation is invalidated while held.
+
+    Returns:
+      Removes the listener (idempotent): a View's hold outlives the many
+      operations that listen on it.
+    """
     self._listeners.append(listener)
+
+    def remove() -> None:
+      if listener in self._listeners:
+        self._listeners.remove(listener)
+
+    return remove
 
   def release(self) -> None:
     """Drops this holder's reference; the last one starts the idle clock."""

@@ -688,7 +688,9 @@ async def _run(
   )
 
   # (3) The call phase, raced against the View's interruptions.
-  request.hold.on_invalidated(lambda _error: signal.teardown())
+  stop_listening = request.hold.on_invalidated(
+      lambda _error: signal.teardown()
+  )
   task: asyncio.Future[mcp_types.CallToolResult] = asyncio.ensure_future(
       call.run()
   )
@@ -701,6 +703,7 @@ async def _run(
   except asyncio.CancelledError:
     # The caller's own task went away: a disconnect, recorded, then the
     # cancellation goes on.
+    stop_listening()
     signal.disconnect()
     await _stop(task)
     interrupted_outcome.append(
@@ -730,6 +733,7 @@ async def _run(
           f'the call failed ({type(error).__name__})',
       )
       failure.__cause__ = error
+  stop_listening()  # The race is decided.
   if failure is not None and failure.reason in _INTERRUPTIONS:
     return await _reconcile(
         request,
