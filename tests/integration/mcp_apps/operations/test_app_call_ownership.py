@@ -284,7 +284,7 @@ async def test_an_audit_observer_cannot_start_a_turn_or_app_call_on_its_session(
     mcp_apps: Any, tmp_path: Path, backend: str
 ) -> None:
   async with stage(mcp_apps, tmp_path, backend) as s:
-    refused: list[BaseException] = []
+    refused: list[CoordinationError] = []
 
     async def observe(**kwargs: Any) -> None:
       try:
@@ -303,12 +303,12 @@ async def test_an_audit_observer_cannot_start_a_turn_or_app_call_on_its_session(
         s.call(names.SIDE_EFFECT, {"key": "outer"}), BOUND
     )
     assert [type(e) for e in refused] == [CoordinationError] * 2
-    assert [e.operation for e in refused] == [  # type: ignore[attr-defined]
+    assert [e.operation for e in refused] == [
         "Runner.run_async",
         APP_CALL_OPERATION,
     ]
     assert all(
-        e.reason is CoordinationErrorReason.SAME_SESSION_REENTRY  # type: ignore[attr-defined]
+        e.reason is CoordinationErrorReason.SAME_SESSION_REENTRY
         for e in refused
     )
     # Only the outer call's record exists: the refused turn appended no

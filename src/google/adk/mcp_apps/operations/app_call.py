@@ -513,7 +513,7 @@ class _Call:
     except Exception as error:
       raise _Failure(
           OperationErrorReason.TOOL_CALLBACK_FAILED,
-          f'the agent\'s {name} raised {type(error).__name__}',
+          f"the agent's {name} raised {type(error).__name__}",
       ) from error
 
   async def _before(self) -> Any:
