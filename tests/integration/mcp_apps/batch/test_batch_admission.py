@@ -772,11 +772,27 @@ class LoseConnection(BasePlugin):
     self._how = how
     self.lost: list[str] = []
     self._gone = asyncio.Event()
+    self._pid: Optional[int] = None
+
+  async def before_model_callback(
+      self, *, callback_context: Any, llm_request: Any
+  ) -> None:
+    del llm_request
+    if self._how != "kill" or self._pid is not None:
+      return
+    # `whoami` on the caller's app-safe generation, the one the catalog was
+    # listed on and the snapshot pins. Asked here: a bound call's own tool
+    # callbacks may not acquire a hold on their Session (P3-BAT-18).
+    assert self.talk is not None
+    who = await self.talk.registry.lookup(TOOLSET).call_tool(
+        names.WHOAMI, {}, callback_context
+    )
+    self._pid = who.structured_content["pid"]
 
   async def before_tool_callback(
       self, *, tool: BaseTool, tool_args: dict[str, Any], tool_context: Any
   ) -> Optional[dict[str, Any]]:
-    del tool_args
+    del tool_args, tool_context
     if not isinstance(tool, AppSafeMcpTool):
       return None
     if self.lost:
@@ -784,12 +800,12 @@ class LoseConnection(BasePlugin):
       await self._gone.wait()
       return None
     try:
-      await self._lose(tool, tool_context)
+      await self._lose(tool)
     finally:
       self._gone.set()
     return None
 
-  async def _lose(self, tool: AppSafeMcpTool, tool_context: Any) -> None:
+  async def _lose(self, tool: AppSafeMcpTool) -> None:
     generation = tool.bound_tool_handle.catalog_generation
     assert generation is not None
     self.lost.append(generation)
@@ -798,11 +814,8 @@ class LoseConnection(BasePlugin):
     if self._how == "evict":
       assert await pool.evict(generation)
       return
-    # `whoami` on the caller's app-safe generation: the snapshot's process.
-    who = await self.talk.registry.lookup(TOOLSET).call_tool(
-        names.WHOAMI, {}, tool_context
-    )
-    os.kill(who.structured_content["pid"], signal.SIGKILL)
+    assert self._pid is not None
+    os.kill(self._pid, signal.SIGKILL)
     await _until_retired(pool, generation)
 
 

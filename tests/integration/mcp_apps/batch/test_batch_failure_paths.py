@@ -31,6 +31,7 @@ from typing import Optional
 
 from batch_support import APP
 from batch_support import BatchConversation
+from batch_support import EventRecorder
 from batch_support import Served
 from batch_support import USER
 from google.adk.artifacts.in_memory_artifact_service import InMemoryArtifactService
@@ -38,6 +39,10 @@ from google.adk.events.event import Event
 from google.adk.mcp_apps.batch import ledger
 from google.adk.mcp_apps.batch.errors import BatchError
 from google.adk.mcp_apps.batch.errors import BatchErrorReason
+from google.adk.mcp_apps.event_policy.errors import EventPolicyError
+from google.adk.mcp_apps.event_policy.errors import EventPolicyReason
+from google.adk.mcp_apps.sealing.errors import SealingError
+from google.adk.mcp_apps.sealing.errors import SealingErrorReason
 from google.adk.sessions.database_session_service import DatabaseSessionService
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
@@ -383,3 +388,239 @@ async def test_an_artifact_map_write_outside_the_api_fails_closed(
   assert merged.actions.artifact_delta == {} == dict(batch.artifact_delta)
   assert merged.actions.state_delta == {"kept-call-a": 1, "kept-call-b": 1}
   assert state["kept-call-a"] == state["kept-call-b"] == 1
+
+
+@pytest.mark.conformance("P3-BAT-15")
+async def test_a_refused_batch_event_is_reconciled_by_the_frozen_deltas(
+    serve: Callable[..., Served],
+    session_service: Any,
+    frozen: list[ledger.FrozenBatch],
+    tmp_path: Path,
+) -> None:
+
+  async def after_tool(
+      tool: BaseTool,
+      args: dict[str, Any],
+      tool_context: ToolContext,
+      tool_response: Any,
+  ) -> Optional[dict[str, Any]]:
+    call_id = tool_context.function_call_id
+    assert call_id is not None
+    tool_context.state[f"effect-{call_id}"] = call_id
+    await tool_context.save_artifact(f"{call_id}.txt", types.Part(text=call_id))
+    return None
+
+  async def rename_sibling(invocation_context: Any, event: Event) -> None:
+    # The merge is rejected: a sibling's FunctionResponse no longer
+    # correlates with its call.
+    event.get_function_responses()[-1].name = "renamed"
+
+  artifacts = InMemoryArtifactService()
+  async with BatchConversation(
+      serve().connection_params,
+      session_service,
+      after_tool_callback=after_tool,
+      artifact_service=artifacts,
+      plugins=[EventRecorder(rename_sibling)],
+  ) as talk:
+    with pytest.raises(SealingError) as raised:
+      await talk.turn(BATCH, ids=IDS)
+    stored = await talk.stored()
+    state = await talk.state()
+    saved = [
+        await artifacts.load_artifact(
+            app_name=APP,
+            user_id=USER,
+            session_id=talk.session_id,
+            filename=f"{call_id}.txt",
+        )
+        for call_id in IDS
+    ]
+  assert raised.value.reason is SealingErrorReason.RESULT_CORRELATION
+  (batch,) = frozen
+  # The saves stand in the artifact service.
+  assert [part.text if part else None for part in saved] == IDS
+  # One stored Event records the batch: exactly the frozen deltas, in
+  # the frozen order, and nothing of the refused Event (no response, no
+  # widget, no reference: nothing resolvable).
+  (reconciled,) = _with_deltas(stored)
+  assert list(reconciled.actions.state_delta.items()) == list(
+      batch.state_delta.items()
+  )
+  assert list(reconciled.actions.artifact_delta.items()) == list(
+      batch.artifact_delta.items()
+  )
+  assert dict(batch.artifact_delta) == {"call-a.txt": 0, "call-b.txt": 0}
+  assert reconciled.content is None
+  assert not reconciled.actions.render_ui_widgets
+  assert not reconciled.sealed_result_refs
+  assert not [e for e in stored if e.get_function_responses()]
+  written = {f"effect-{call_id}": call_id for call_id in IDS}
+  assert {k: state[k] for k in written} == written
+  if isinstance(session_service, DatabaseSessionService):
+    fresh = DatabaseSessionService(
+        db_url=f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}"
+    )
+    try:
+      reread = await fresh.get_session(
+          app_name=APP, user_id=USER, session_id=talk.session_id
+      )
+    finally:
+      await fresh.close()
+    assert reread is not None
+    assert {k: reread.state[k] for k in written} == written
+    (again,) = _with_deltas(list(reread.events))
+    assert list(again.actions.state_delta.items()) == list(
+        batch.state_delta.items()
+    )
+    assert list(again.actions.artifact_delta.items()) == list(
+        batch.artifact_delta.items()
+    )
+
+
+@pytest.mark.conformance("P3-BAT-18")
+@pytest.mark.parametrize("where", ["before_tool", "after_tool"])
+async def test_a_direct_session_state_write_fails_closed(
+    serve: Callable[..., Served],
+    session_service: Any,
+    frozen: list[ledger.FrozenBatch],
+    where: str,
+) -> None:
+
+  async def callback(tool_context: ToolContext) -> None:
+    call_id = tool_context.function_call_id
+    tool_context.state[f"kept-{call_id}"] = 1
+    if call_id == "call-a":
+      tool_context.session.state["direct"] = "outside the API"
+      tool_context.session.state["before"] = "overwritten"
+
+  async def before_tool(
+      tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
+  ) -> None:
+    await callback(tool_context)
+
+  async def after_tool(
+      tool: BaseTool,
+      args: dict[str, Any],
+      tool_context: ToolContext,
+      tool_response: Any,
+  ) -> None:
+    await callback(tool_context)
+
+  hook = {"before_tool": before_tool, "after_tool": after_tool}[where]
+  async with BatchConversation(
+      serve().connection_params,
+      session_service,
+      **{f"{where}_callback": hook},
+  ) as talk:
+    with pytest.raises(EventPolicyError) as raised:
+      await talk.turn(BATCH, ids=IDS)
+    stored = await talk.stored()
+    state = await talk.state()
+  assert raised.value.reason is EventPolicyReason.OUT_OF_API_STATE_WRITE
+  (batch,) = frozen
+  # The direct writes are undone, in no ledger and in no stored state;
+  # the API write of the failing call stands and is recorded.
+  assert "direct" not in state and state["before"] == 1
+  assert "direct" not in batch.state_delta
+  assert batch.state_delta["kept-call-a"] == 1
+  (merged,) = _with_deltas(stored)
+  assert merged.actions.state_delta == dict(batch.state_delta)
+
+
+@pytest.mark.conformance("P3-BAT-18")
+async def test_a_single_bound_calls_direct_state_write_fails_closed(
+    serve: Callable[..., Served],
+    session_service: Any,
+) -> None:
+
+  async def after_tool(
+      tool: BaseTool,
+      args: dict[str, Any],
+      tool_context: ToolContext,
+      tool_response: Any,
+  ) -> None:
+    tool_context.state["kept"] = 1
+    tool_context.session.state["direct"] = 1
+
+  async with BatchConversation(
+      serve().connection_params, session_service, after_tool_callback=after_tool
+  ) as talk:
+    with pytest.raises(EventPolicyError) as raised:
+      await talk.turn([(names.OPEN_VIEW, {})], ids=["call-a"])
+    stored = await talk.stored()
+    state = await talk.state()
+  assert raised.value.reason is EventPolicyReason.OUT_OF_API_STATE_WRITE
+  assert "direct" not in state
+  # No ledger outside a batch: the failed call's Event is not stored.
+  assert not [e for e in stored if e.get_function_responses()]
+
+
+@pytest.mark.conformance("P3-BAT-18")
+async def test_a_live_service_append_from_a_tool_callback_is_refused(
+    serve: Callable[..., Served],
+    session_service: Any,
+) -> None:
+  attempts: list[EventPolicyError] = []
+
+  async def after_tool(
+      tool: BaseTool,
+      args: dict[str, Any],
+      tool_context: ToolContext,
+      tool_response: Any,
+  ) -> None:
+    if tool_context.function_call_id != "call-a":
+      return
+    forged = Event(
+        invocation_id=tool_context.invocation_id,
+        author="forger",
+        content=types.Content(role="model", parts=[types.Part(text="forged")]),
+    )
+    try:
+      await tool_context.session_service.append_event(
+          session=tool_context.session, event=forged
+      )
+    except EventPolicyError as refused:
+      # Swallowed: the call still fails closed.
+      attempts.append(refused)
+
+  async with BatchConversation(
+      serve().connection_params, session_service, after_tool_callback=after_tool
+  ) as talk:
+    with pytest.raises(EventPolicyError) as raised:
+      await talk.turn(BATCH, ids=IDS)
+    stored = await talk.stored()
+  assert [a.reason for a in attempts] == [
+      EventPolicyReason.SAME_SESSION_REENTRY
+  ]
+  assert raised.value.reason is EventPolicyReason.SAME_SESSION_REENTRY
+  assert not [e for e in stored if e.author == "forger"]
+
+
+@pytest.mark.conformance("P3-BAT-18")
+async def test_an_unbound_callbacks_direct_write_stays_upstreams(
+    serve: Callable[..., Served],
+    session_service: Any,
+) -> None:
+
+  async def after_tool(
+      tool: BaseTool,
+      args: dict[str, Any],
+      tool_context: ToolContext,
+      tool_response: Any,
+  ) -> None:
+    tool_context.session.state["direct"] = tool_context.function_call_id
+
+  async with BatchConversation(
+      serve().connection_params,
+      session_service,
+      bound=False,
+      after_tool_callback=after_tool,
+  ) as talk:
+    await talk.turn(BATCH, [], ids=IDS)
+    live = await talk.runner.session_service.get_session(
+        app_name=APP, user_id=USER, session_id=talk.session_id
+    )
+  # Upstream: nothing refuses it, and no Event records it.
+  assert live is not None
+  assert "direct" not in live.state

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable
 from collections.abc import Callable
+import contextlib
 import contextvars
 import dataclasses
 import logging
@@ -56,8 +57,10 @@ from ..contracts.scope import SessionKey
 from ..descriptor.widget_descriptor import WidgetCorrelation
 from ..errors import McpAppVisibilityError
 from ..event_policy.callback_scope import refuse_reentry
+from ..event_policy.callback_scope import unrestricted
 from ..event_policy.provenance import admitted_operation
 from ..event_policy.provenance import APP_OPERATION
+from ..event_policy.tool_callbacks import guarded_tool_callbacks
 from ..lifecycle.adoption import touch_record
 from ..lifecycle.invocation_incarnation import pin_incarnation
 from ..lifecycle.invocation_incarnation import pinned_incarnation
@@ -660,13 +663,25 @@ class AppSafeMcpTool(AdmittedMcpTool):
     call = _InitialCall(self, tool_context)
     token = _current_call.set(call)
     try:
-      result: dict[str, Any] = await super()._run_async_impl(
-          args=args, tool_context=tool_context, credential=credential
-      )
+      # Host code: the call's generation hold is no reentry of its callbacks.
+      with unrestricted():
+        result: dict[str, Any] = await super()._run_async_impl(
+            args=args, tool_context=tool_context, credential=credential
+        )
       return result
     finally:
       _current_call.reset(token)
       call.finish()
+
+  def _adk_guard_callbacks(
+      self, tool_context: ToolContext
+  ) -> contextlib.AbstractContextManager[None]:
+    """What the tool caller runs this call in: its callbacks restricted,
+    a direct Session state write failing the call (RFC §4)."""
+    return guarded_tool_callbacks(
+        tool_context,
+        on_failure=lambda: self._adk_discard_result(tool_context),
+    )
 
   def _adk_short_circuit(
       self, value: Any, tool_context: ToolContext

@@ -228,6 +228,11 @@ class _StateDeltaMap(_RecordingMap):
   def pop(self, key: str, /, *default: Any) -> Any:
     return self._ledger._withdraw_state(key, default)
 
+  def recorded_in_batch(self, key: str, value: Any) -> bool:
+    """True if some writer of the batch recorded this very `value` for
+    `key` (a sibling's `State` write the live state now holds)."""
+    return self._ledger._batch._recorded(key, value)
+
 
 class _ArtifactDeltaMap(_RecordingMap):
   """A writer's `artifact_delta`."""
@@ -450,6 +455,10 @@ class EventBatchEffects:
         {r.filename: r.version for r in ordered},
         {r.filename: r.writer for r in ordered},
     )
+
+  def _recorded(self, key: str, value: Any) -> bool:
+    with self._lock:
+      return any(w.key == key and w.value is value for w in self._writes)
 
   def _sequence(self) -> int:
     sequence = self._next_sequence

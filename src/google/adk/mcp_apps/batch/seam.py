@@ -166,10 +166,14 @@ async def _run_ledgered(
     raise
   frozen = effects.freeze()
   if event is not None:
+    from ..sealing import batch_reconciliation
+
     # The merged deltas come from the frozen ledger alone: id order decides
     # sibling writes to one key, never the order the calls finished in.
     event.actions.state_delta = dict(frozen.state_delta)
     event.actions.artifact_delta = dict(frozen.artifact_delta)
+    # If the append stage refuses the Event, it stores these on their own.
+    batch_reconciliation.expect(event, frozen, frozen.calls)
   return event
 
 
@@ -192,6 +196,7 @@ def _reconcile_failure(
   from ...events.event import Event
   from ...events.event_actions import EventActions
   from ...flows.llm_flows.tools import _batch_executor
+  from ..sealing import batch_reconciliation
 
   attribute = _batch_executor._KEPT_FUNCTION_RESPONSE_EVENT_ATTR
   kept = getattr(failure, attribute, None)
@@ -210,3 +215,5 @@ def _reconcile_failure(
       return
   kept.actions.state_delta = dict(frozen.state_delta)
   kept.actions.artifact_delta = dict(frozen.artifact_delta)
+  # A kept Event the append stage refuses is reconciled like a merged one.
+  batch_reconciliation.expect(kept, frozen, frozen.calls)

@@ -20,6 +20,8 @@ Modules:
 * `coordinator`: `SessionCoordinator`, `Ownership` and the process-wide
   `session_coordinator()`; the reentry rule (`refuse_reentry`).
 * `runner_entry`: the hooks `runners.py` applies on app-enabled Runners.
+* `sessions`: `SessionCoordination` (the lifecycle manager's deletion
+  coordinator and append exclusion) and `IncarnationPermit`.
 
 Example:
 

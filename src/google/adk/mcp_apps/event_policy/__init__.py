@@ -31,5 +31,7 @@ docs/design/event-policy.md.
   finalizer enforces.
 * `callback_scope`: `restricted_callback` and `refuse_reentry`, the
   same-session reentry rule for user code on an app path.
+* `tool_callbacks`: `guarded_tool_callbacks`, what a profile-bound UI
+  call's tool callbacks run in (restricted, no direct state write).
 * `errors`: `EventPolicyError` and its `EventPolicyReason`.
 """

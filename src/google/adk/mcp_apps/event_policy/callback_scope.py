@@ -16,7 +16,8 @@
 
 User code that runs on an app path (a confirmation predicate, the event
 callback on an audit Event, a `tool_filter`, `header_provider` or progress
-callback) runs inside `restricted_callback`. While that block is open, the
+callback, a profile-bound UI call's tool callbacks) runs inside
+`restricted_callback`. While that block is open, the
 host's own entry points for the same Session (a Runner entry point, a
 session service's `append_event`, an app-safe hold acquisition) call
 `refuse_reentry`, which raises before anything waits or is written. Other
@@ -55,6 +56,9 @@ class CallbackFamily(enum.Enum):
   TOOL_FILTER = 'tool_filter'
   HEADER_PROVIDER = 'header_provider'
   PROGRESS = 'progress'
+  TOOL_CALLBACK = 'tool_callback'
+  """A profile-bound UI call's before-tool, after-tool or tool-error
+  callback (`tool_callbacks.guarded_tool_callbacks`)."""
 
 
 class RestrictedCallback:
@@ -90,6 +94,20 @@ def restricted_callback(
     yield scope
   finally:
     scope.open = False
+    _current.reset(token)
+
+
+@contextlib.contextmanager
+def unrestricted() -> Iterator[None]:
+  """Runs the block as host code, outside any restricted callback.
+
+  For the host's own work inside a restricted span: a profile-bound UI
+  tool runs between its restricted callbacks and holds its generation.
+  """
+  token = _current.set(None)
+  try:
+    yield
+  finally:
     _current.reset(token)
 
 

@@ -46,6 +46,10 @@ class EventPolicyReason(enum.Enum):
   """A restricted callback (`callback_scope`) tried to re-enter the Session
   it runs for: a Runner entry point, an append, a hold acquisition."""
 
+  OUT_OF_API_STATE_WRITE = 'out_of_api_state_write'
+  """A profile-bound UI call's callback wrote the live Session state
+  directly (not through `State`); the write was undone."""
+
 
 class EventPolicyError(McpAppsError):
   """Base error of the event policy.

@@ -33,12 +33,14 @@ import asyncio
 from collections.abc import Awaitable
 from collections.abc import Callable
 from collections.abc import Sequence
+import contextlib
 import dataclasses
 import hashlib
 import logging
 from typing import Any
 from typing import Optional
 from typing import Protocol
+from typing import runtime_checkable
 import uuid
 
 from opentelemetry import metrics
@@ -127,6 +129,7 @@ class FaultPoint:
   IN_SESSION_TRANSACTION = 'in_session_transaction'
   AFTER_SESSION_COMMIT = 'after_session_commit'
   AFTER_ACTIVATION = 'after_activation'
+  AFTER_APPEND_CHECK = 'after_append_check'
   AFTER_FENCE_RETIRE = 'after_fence_retire'
   AFTER_DELETING = 'after_deleting'
   AFTER_REVOKE = 'after_revoke'
@@ -164,6 +167,32 @@ class DeletionCoordinator(Protocol):
       self, session: SessionKey, incarnation: int
   ) -> None:
     """Waits until no governed operation of the incarnation is in flight."""
+    ...
+
+
+@runtime_checkable
+class DeletionExclusion(Protocol):
+  """A `DeletionCoordinator` that can also hold its step off for a block.
+
+  `append_event` runs its incarnation check and its append inside
+  `excluding_deletion`, so a deletion's coordination step (and so its row
+  delete) cannot fall between the two.
+  """
+
+  async def acquire_for_deletion(
+      self, session: SessionKey, incarnation: int
+  ) -> None:
+    """Waits until no governed operation of the incarnation is in flight."""
+    ...
+
+  def excluding_deletion(
+      self, session: SessionKey, operation: str
+  ) -> contextlib.AbstractAsyncContextManager[object]:
+    """Holds `acquire_for_deletion` of `session` off for the block.
+
+    A caller that already excludes it (it owns the Session) enters without
+    waiting.
+    """
     ...
 
 
@@ -297,12 +326,26 @@ class SessionLifecycleManager:
   ) -> Event:
     """Appends `event` only if `incarnation` is the Session's `ACTIVE` one.
 
+    With a coordinator that is a `DeletionExclusion` (the Session
+    coordinator's, `coordination.sessions.SessionCoordination`), the check
+    and the append are one step relative to deletion: both run while the
+    deletion's coordination step is held off, so a deletion either finishes
+    that step before the check (which then refuses) or waits for the append.
+    The caller's own ownership of the Session is reused, never re-acquired.
+
     Raises:
       StaleIncarnationError: The Session moved on; nothing is appended.
     """
     key = SessionKey(session.app_name, session.user_id, session.id)
-    await self.require_incarnation(key, incarnation, purpose='append')
-    result: Event = await self.session_service.append_event(session, event)
+    exclusion: contextlib.AbstractAsyncContextManager[object] = (
+        self._coordinator.excluding_deletion(key, 'append_event')
+        if isinstance(self._coordinator, DeletionExclusion)
+        else contextlib.nullcontext()
+    )
+    async with exclusion:
+      await self.require_incarnation(key, incarnation, purpose='append')
+      await self._fault(FaultPoint.AFTER_APPEND_CHECK)
+      result: Event = await self.session_service.append_event(session, event)
     return result
 
   # -- creation -----------------------------------------------------------------

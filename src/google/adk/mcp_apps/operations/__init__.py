@@ -20,6 +20,8 @@ Modules:
 * `app_call`: `run_app_call`, one app-originated `tools/call` end to end,
   its `OperationOutcome` (wire, durable record, cached outcome) and the
   in-process `OperationOutcomeCache`.
+* `sessions`: `FirstPartySessions`, the first-party Session create/import,
+  patch and delete of ADK's own Session routes under a bound profile.
 
 Example:
 

@@ -88,6 +88,12 @@ class OperationErrorReason(enum.Enum):
   is the bootstrap's own `missing_agent`, so `read_only_reason` maps it to
   the read-only render."""
 
+  SESSION_NOT_FOUND = 'session_not_found'
+  """A first-party Session patch named a Session with no row."""
+
+  SESSION_API_UNAVAILABLE = 'session_api_unavailable'
+  """The first-party Session API needs a profile with a lifecycle store."""
+
 
 class OperationError(McpAppsError):
   """Base error of app-originated operations.

@@ -21,6 +21,8 @@
   the pending seals a tool call leaves for its Event.
 * `append_stage`: creates the sealed envelopes once the Event's id is final,
   writes the references, validates and appends, then marks them referenced.
+* `batch_reconciliation`: the frozen deltas of a model batch, stored on
+  their own when the append stage refuses the batch's Event.
 * `resolver`: the gated resolver, which releases sealed bytes only after
   checking the authoritative persisted Event.
 * `errors`: `SealingError`, with a `SealingErrorReason`.

@@ -38,6 +38,7 @@ from typing import Awaitable
 from typing import Callable
 from typing import Optional
 
+from . import batch_reconciliation
 from ...events.event import Event
 from ..contracts.scope import SessionKey
 from ..contracts.sealed_result_store import ReferenceTrackingSealedResultStore
@@ -239,6 +240,30 @@ def _discard_all(
     pending.discard(owner, [seal.function_call_id])
 
 
+async def _reconcile_refused(
+    session_service: Any, session: Any, event: Event, seals: list[PendingSeal]
+) -> None:
+  """Stores the refused batch Event's frozen deltas on their own.
+
+  The batch's effects stand (state written, artifacts saved) although its
+  Event is refused; one response-free Event carrying exactly the frozen
+  deltas records them, and it offers nothing to resolve.
+  """
+  reconciliation = batch_reconciliation.take(
+      event, [seal.function_call_id for seal in seals]
+  )
+  if reconciliation is None:
+    return
+  try:
+    await session_service.append_event(session=session, event=reconciliation)
+  except Exception:  # pylint: disable=broad-except
+    # The refusal is what the caller must see; this failure is secondary.
+    logger.exception(
+        'MCP Apps: the reconciliation Event of a refused batch Event could'
+        ' not be stored'
+    )
+
+
 @dataclasses.dataclass
 class _StagedCommit:
   """What the pre-persist half leaves for the post-persist half."""
@@ -305,6 +330,7 @@ async def seal_before_append(
     except McpAppsError:
       # Whole-Event atomicity: no candidate of this Event is ever sealed.
       _discard_all(event, seals, pending)
+      await _reconcile_refused(session_service, session, event, seals)
       raise
   key = _session_key(session)
   seals = _revoke_stale(event, seals, pending)
@@ -349,6 +375,7 @@ async def complete_after_append(event: Event) -> None:
   Every session service runs it once the Event is stored; it does nothing
   for an Event `seal_before_append` sealed nothing for.
   """
+  batch_reconciliation.forget(event)
   staged = _staged.get()
   if staged is None or staged.event is not event:
     return
