@@ -14,16 +14,19 @@
 
 """One app-originated `tools/call`, end to end, as an internal operation.
 
-`run_app_call` runs a View's call through the host pipeline: governed
-preflight (admission, confirmation) -> a one-call `EventBatchEffects` ->
-the plugins' tool callbacks on a `ToolContext` over the call's child
+`run_app_call` runs a View's call through the host pipeline, owning the
+View's Session (`session_coordinator()`) for its whole run: governed
+preflight (originating agent, admission, confirmation) -> a one-call
+`EventBatchEffects` -> the plugins' tool phases and the originating
+agent's tool-callback chains on a `ToolContext` over the call's child
 ledger -> `call_app_tool` -> the audit Event (or a reconciliation record)
 through `append_audit_event` -> a typed `OperationOutcome` holding the
 wire response, the durable record and the cached outcome. With a bound
 profile the result is a private candidate sealed from the approved audit
 Event (Event-level reference) and the View gets that merge. Design and the
 terminal-outcome matrix: docs/decisions/issue21-terminal.md; results:
-docs/decisions/issue21-app-results.md.
+docs/decisions/issue21-app-results.md; ownership and callbacks:
+docs/decisions/issue22-exec.md.
 
 Example:
 
@@ -60,8 +63,11 @@ from ...agents.invocation_context import new_invocation_context_id
 from ...dependencies._mcp import McpError
 from ...dependencies._mcp import types as mcp_types
 from ...events.event import Event
+from ...flows.llm_flows.tools._error_handler import notify_tool_cancelled
 from ...tools.base_tool import BaseTool
 from ...tools.tool_context import ToolContext
+from ...utils._callback_pipeline import _run_callbacks
+from ...utils._callback_pipeline import _stop_on_non_none
 from ..affinity.errors import GenerationInvalidatedError
 from ..affinity.errors import HoldReleasedError
 from ..affinity.errors import InputRequestRefusedError
@@ -82,6 +88,8 @@ from ..catalog.app_catalog import DEFAULT_POLICY
 from ..catalog.listing import DEFAULT_BOUNDS
 from ..catalog.listing import ToolListingBounds
 from ..contracts.scope import SessionKey
+from ..coordination.coordinator import refuse_reentry as refuse_owned_reentry
+from ..coordination.coordinator import session_coordinator
 from ..descriptor.widget_descriptor import WidgetCorrelation
 from ..errors import McpAppsError
 from ..errors import McpAppVisibilityError
@@ -101,6 +109,7 @@ from .errors import OperationError
 from .errors import OperationErrorReason
 
 __all__ = [
+    'APP_CALL_OPERATION',
     'OPERATION_ERROR_CODE',
     'OPERATION_METADATA_KEY',
     'AppCallRequest',
@@ -118,6 +127,9 @@ OPERATION_ERROR_CODE: Final = -32000
 """The JSON-RPC error code of a host-side operation failure (its `data`
 carries `{'reason': OperationErrorReason value}`); a server's own JSON-RPC
 error is passed through unchanged."""
+
+APP_CALL_OPERATION: Final = 'app.tools_call'
+"""The operation name an app call owns its Session under."""
 
 OPERATION_METADATA_KEY: Final = 'mcp_app_operation'
 """The `custom_metadata` key of an operation's record: the operation id,
@@ -324,8 +336,13 @@ class OperationEnvironment:
     session_service: The Session's service (records are appended here).
     session: The live Session the View belongs to.
     plugin_manager: The Runner's `PluginManager`.
-    agent: The agent the View was rendered under (the callbacks' context).
+    agent: The agent the View was rendered under (the callbacks' context;
+      its canonical tool-callback chains run). None: the call is refused
+      (`ORIGINATING_AGENT_MISSING`).
     artifact_service: The Runner's artifact service, if any.
+    root_agent: The Runner's agent tree. Given, `agent` is looked up in it
+      by name and the agent found there runs; not found, the call is
+      refused (`ORIGINATING_AGENT_MISSING`).
   """
 
   session_service: Any
@@ -333,6 +350,7 @@ class OperationEnvironment:
   plugin_manager: Any
   agent: Any
   artifact_service: Any = None
+  root_agent: Any = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -439,7 +457,13 @@ async def _admit(request: AppCallRequest) -> mcp_types.Tool:
 
 
 class _Call:
-  """The call phase: tool callbacks around `call_app_tool`."""
+  """The call phase: tool callbacks around `call_app_tool`.
+
+  The callbacks run as a model call's do (`flows/llm_flows/tools/
+  _caller.py`): each phase runs the plugins first and the originating
+  agent's canonical chain only when no plugin answered; a returned value
+  replaces, an in-place change of a callback's copy is discarded.
+  """
 
   def __init__(
       self,
@@ -448,15 +472,17 @@ class _Call:
       tool: _AppTool,
       tool_context: ToolContext,
       arguments: dict[str, Any],
+      invocation_context: InvocationContext,
   ) -> None:
     self.request = request
     self.environment = environment
+    self.invocation_context = invocation_context
     self.tool = tool
     self.tool_context = tool_context
     self.arguments = arguments
     self.short_circuit = False
 
-  async def _callback(self, name: str, **kwargs: Any) -> Any:
+  async def _plugins(self, name: str, **kwargs: Any) -> Any:
     method = getattr(self.environment.plugin_manager, name)
     try:
       return await method(
@@ -471,16 +497,87 @@ class _Call:
           f'{name} raised {type(error).__name__}',
       ) from error
 
+  async def _agent_chain(self, name: str, **kwargs: Any) -> Any:
+    chain = list(getattr(self.environment.agent, name, None) or ())
+    if not chain:
+      return None
+    try:
+      return await _run_callbacks(
+          chain,
+          _stop_on_non_none,
+          tool=self.tool,
+          args=dict(self.arguments),
+          tool_context=self.tool_context,
+          **kwargs,
+      )
+    except Exception as error:
+      raise _Failure(
+          OperationErrorReason.TOOL_CALLBACK_FAILED,
+          f"the agent's {name} raised {type(error).__name__}",
+      ) from error
+
+  async def _before(self) -> Any:
+    response = await self._plugins('run_before_tool_callback')
+    if response is None:
+      response = await self._agent_chain('canonical_before_tool_callbacks')
+    return response
+
+  async def _after(self, result: mcp_types.CallToolResult) -> Any:
+    # One copy for the plugins and the agent chain: only a returned value
+    # replaces the result.
+    copy = _dump(result)
+    try:
+      altered = await self._plugins('run_after_tool_callback', result=copy)
+      if altered is None:
+        altered = await self._agent_chain(
+            'canonical_after_tool_callbacks', tool_response=copy
+        )
+    except _Failure as failure:
+      # RFC §5: an after-tool callback that raises runs the tool-error
+      # callbacks; one that answers gives the result.
+      cause = failure.__cause__
+      if not isinstance(cause, Exception):
+        raise
+      handled = await self._on_error(cause)
+      if handled is None:
+        raise
+      return handled
+    return altered
+
+  async def _on_error(self, error: Exception) -> Any:
+    handled = await self._plugins('run_on_tool_error_callback', error=error)
+    if handled is None:
+      handled = await self._agent_chain(
+          'canonical_on_tool_error_callbacks', error=error
+      )
+    return handled
+
   async def run(self) -> mcp_types.CallToolResult:
-    before = await self._callback('run_before_tool_callback')
+    before = await self._before()
     if before is not None:
       self.short_circuit = True
       result = _to_result(before)
     else:
-      result = await self._remote()
-    after = await self._callback(
-        'run_after_tool_callback', result=_dump(result)
-    )
+      try:
+        result = await self._remote()
+      except asyncio.CancelledError as cancelled:
+        # As for a model call: the error callbacks see the cancellation,
+        # for cleanup only, and it goes on.
+        agent = self.environment.agent
+        await notify_tool_cancelled(
+            invocation_context=self.invocation_context,
+            agent=(
+                agent
+                if hasattr(agent, 'canonical_on_tool_error_callbacks')
+                else None
+            ),
+            tool=self.tool,
+            tool_args=dict(self.arguments),
+            tool_context=self.tool_context,
+            cancelled=cancelled,
+        )
+        raise
+    after = await self._after(result)
     if after is not None:
       result = _to_result(after)
     return result
@@ -501,7 +598,7 @@ class _Call:
           callbacks=request.callbacks,
       )
     except McpError as error:
-      handled = await self._callback('run_on_tool_error_callback', error=error)
+      handled = await self._on_error(error)
       if handled is not None:
         return _to_result(handled)
       raise _Failure(
@@ -599,17 +696,29 @@ async def run_app_call(
 
   Raises:
     OperationError: `DUPLICATE_OPERATION`, the id is running already.
+    CoordinationError: `SAME_SESSION_REENTRY`: the calling context owns
+      the Session (a Runner turn's callback, an audit observer); nothing
+      waited, ran or was cached.
     asyncio.CancelledError: The caller's task was cancelled; the
-      operation is recorded as a disconnect first.
+      operation is recorded as a disconnect first (cancelled while queued
+      for the Session: cached as a disconnect, nothing recorded).
   """
+  session = environment.session
+  key = SessionKey(session.app_name, session.user_id, session.id)
+  # Started by code that owns this Session (a callback of its turn, an
+  # observer of another operation): refused before it waits or claims.
+  refuse_owned_reentry(key, APP_CALL_OPERATION)
   cached = cache._claim(request.operation_id)  # pylint: disable=protected-access
   if cached is not None:
     return cached
   interrupted: list[OperationOutcome] = []
   try:
-    outcome = await _run(
-        request, environment, signal or OperationSignal(), interrupted
-    )
+    # Queued, it does nothing: every check below runs once it owns the
+    # Session, and its callbacks and observers run inside the ownership.
+    async with session_coordinator().owned(key, APP_CALL_OPERATION):
+      outcome = await _run(
+          request, environment, signal or OperationSignal(), interrupted
+      )
   except asyncio.CancelledError:
     if interrupted:
       cache._settle(interrupted[0])  # pylint: disable=protected-access
@@ -638,6 +747,32 @@ async def _run(
     interrupted_outcome: list[OperationOutcome],
 ) -> OperationOutcome:
   op = request.operation_id
+  # (0) The post-queue barrier, now the Session is owned: the View was
+  # not interrupted while queued, the originating agent still runs, the
+  # Session still exists (and is re-read when a queued-ahead owner changed
+  # it). Nothing has run, nothing is recorded.
+  if signal.reason is not None:
+    cause = OperationError(signal.reason, 'interrupted while queued')
+    return OperationOutcome(
+        op,
+        OperationOutcomeKind.CANCELLED,
+        tool_cancelled=signal.reason is OperationErrorReason.CANCELLED,
+        cause=cause,
+    )
+  agent = _originating_agent(environment)
+  if agent is None:
+    missing = OperationError(
+        OperationErrorReason.ORIGINATING_AGENT_MISSING,
+        'the agent the View was rendered under is not running',
+    )
+    return _preflight_error(
+        op, OperationErrorReason.ORIGINATING_AGENT_MISSING, missing
+    )
+  session = await _current_session(environment)
+  if session is None:
+    gone = OperationError(OperationErrorReason.TEARDOWN, 'the Session is gone')
+    return OperationOutcome(op, OperationOutcomeKind.CANCELLED, cause=gone)
+  environment = dataclasses.replace(environment, agent=agent, session=session)
   # (1) Governed preflight: nothing has run, nothing is recorded.
   try:
     request.hold.check()
@@ -649,6 +784,7 @@ async def _run(
           server_id=request.target_server_id,
           arguments=arguments,
       )
+      request.hold.check()  # The approval may have outlived the View.
   except FacadeError as error:
     reason = {
         FacadeErrorReason.CONFIRMATION_TIMEOUT: (
@@ -666,7 +802,6 @@ async def _run(
     return OperationOutcome(op, OperationOutcomeKind.CANCELLED, cause=cause)
 
   # (2) The one-call batch and the callbacks' context.
-  session = environment.session
   effects = EventBatchEffects([op], live_state=session.state)
   invocation_id = new_invocation_context_id()
   invocation_context = InvocationContext(
@@ -682,9 +817,14 @@ async def _run(
       function_call_id=op,
       event_actions=effects.child(op).event_actions(),
   )
-  agent_name = str(getattr(environment.agent, 'name', 'app'))
+  agent_name = str(getattr(agent, 'name', 'app'))
   call = _Call(
-      request, environment, _AppTool(declaration), tool_context, arguments
+      request,
+      environment,
+      _AppTool(declaration),
+      tool_context,
+      arguments,
+      invocation_context,
   )
 
   # (3) The call phase, raced against the View's interruptions.
@@ -854,6 +994,37 @@ async def _run(
           cause=cause,
       )
   return _recorded(op, audit, OperationOutcomeKind.RESULT, result=result)
+
+
+def _originating_agent(environment: OperationEnvironment) -> Any:
+  """The agent whose callbacks run, or None when it is gone."""
+  agent = environment.agent
+  if agent is None or environment.root_agent is None:
+    return agent
+  name = getattr(agent, 'name', None)
+  find = getattr(environment.root_agent, 'find_agent', None)
+  if not isinstance(name, str) or find is None:
+    return None
+  return find(name)
+
+
+async def _current_session(environment: OperationEnvironment) -> Any:
+  """The Session to run against; None when it no longer exists.
+
+  The given Session object is kept (its live state is the one callbacks
+  change) unless the stored Session moved on while the call was queued.
+  """
+  session = environment.session
+  stored = await environment.session_service.get_session(
+      app_name=session.app_name, user_id=session.user_id, session_id=session.id
+  )
+  if stored is None:
+    return None
+  if stored.last_update_time > session.last_update_time or len(
+      stored.events
+  ) != len(session.events):
+    return stored
+  return session
 
 
 def _leave_seal(

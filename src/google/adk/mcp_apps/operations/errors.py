@@ -82,6 +82,12 @@ class OperationErrorReason(enum.Enum):
   DUPLICATE_OPERATION = 'duplicate_operation'
   """An operation id already running in this process was started again."""
 
+  ORIGINATING_AGENT_MISSING = 'missing_agent'
+  """The agent the View was rendered under is gone (none given, or not in
+  the Runner's agent tree): nothing ran, nothing was recorded. The value
+  is the bootstrap's own `missing_agent`, so `read_only_reason` maps it to
+  the read-only render."""
+
   SESSION_NOT_FOUND = 'session_not_found'
   """A first-party Session patch named a Session with no row."""
 
