@@ -828,9 +828,7 @@ async def _run(
   )
 
   # (3) The call phase, raced against the View's interruptions.
-  stop_listening = request.hold.on_invalidated(
-      lambda _error: signal.teardown()
-  )
+  stop_listening = request.hold.on_invalidated(lambda _error: signal.teardown())
   task: asyncio.Future[mcp_types.CallToolResult] = asyncio.ensure_future(
       call.run()
   )
