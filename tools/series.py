@@ -1237,9 +1237,19 @@ def _materialize(stack: Stack, commit: str, dest: Path) -> None:
 
 
 def _pr_tests(series: Series, pr: PullRequest, tree_root: Path) -> list[str]:
+  """The test directories and test modules PR `pr` lists.
+
+  Support modules, fixtures and data under `tests/` are listed too (a PR
+  owns them), but pytest is handed only what it collects tests from.
+  """
   tests = []
   for entry in pr.paths:
-    if entry.startswith('tests/') and (tree_root / entry).exists():
+    if not entry.startswith('tests/') or not (tree_root / entry).exists():
+      continue
+    name = entry.rstrip('/').rsplit('/', 1)[-1]
+    if entry.endswith('/') or (
+        name.startswith('test_') and name.endswith('.py')
+    ):
       tests.append(entry.rstrip('/'))
   return tests
 
