@@ -27,6 +27,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from collections.abc import Awaitable
 from collections.abc import Callable
+from collections.abc import Sequence
 import contextlib
 import dataclasses
 import json
@@ -364,8 +365,14 @@ async def stage(
     *,
     gate: Optional[ServerGate] = None,
     options: Optional[dict[str, Any]] = None,
+    plugins: Sequence[BasePlugin] = (),
+    agent_fields: Optional[dict[str, Any]] = None,
 ) -> AsyncIterator[Stage]:
-  """A Session with a View rendered by a real turn, on `backend`."""
+  """A Session with a View rendered by a real turn, on `backend`.
+
+  `plugins` run after the `Recorder`; `agent_fields` replace the
+  `AgentLog`'s callbacks of the same name.
+  """
   effects = tmp_path / "effects.json"
   requests_log = tmp_path / "requests.jsonl"
   server_options: dict[str, Any] = {
@@ -390,8 +397,8 @@ async def stage(
         params,
         session_service=service,
         profile=profile,
-        plugins=[recorder],
-        agent_fields=log.fields(),
+        plugins=[recorder, *plugins],
+        agent_fields={**log.fields(), **(agent_fields or {})},
     ) as st:
       created = await service.create_session(
           app_name=APP, user_id=USER, state={"cart": {"items": ["A1"]}}

@@ -184,26 +184,26 @@ async def test_patch_waits_for_an_app_call_owning_the_session(
     server_id = st.registry.lookup(TOOLSET).spec.server_id
 
     async def app_call() -> Any:
-      async with session_coordinator().owned(KEY, "app.tools/call"):
-        return await run_app_call(
-            AppCallRequest(
-                operation_id="op-raced",
-                hold=hold,
-                tool_name=names.SIDE_EFFECT,
-                arguments={"key": "k1"},
-                view_server_id=server_id,
-                target_server_id=server_id,
-                profile=st.profile,
-                toolset_id=TOOLSET,
-            ),
-            environment=OperationEnvironment(
-                session_service=st.session_service,
-                session=session,
-                plugin_manager=PluginManager(plugins=[plugin]),
-                agent=st.runner.agent,
-            ),
-            cache=OperationOutcomeCache(),
-        )
+      # The app call owns the Session for its whole run (P4-COORD-04).
+      return await run_app_call(
+          AppCallRequest(
+              operation_id="op-raced",
+              hold=hold,
+              tool_name=names.SIDE_EFFECT,
+              arguments={"key": "k1"},
+              view_server_id=server_id,
+              target_server_id=server_id,
+              profile=st.profile,
+              toolset_id=TOOLSET,
+          ),
+          environment=OperationEnvironment(
+              session_service=st.session_service,
+              session=session,
+              plugin_manager=PluginManager(plugins=[plugin]),
+              agent=st.runner.agent,
+          ),
+          cache=OperationOutcomeCache(),
+      )
 
     try:
       call = asyncio.create_task(app_call())

@@ -14,6 +14,13 @@
 
 """Session coordination: one mutator of an app-enabled Session at a time.
 
+The coordinated writers are the Runner's entry points, app operations
+(`run_app_call`) and the first-party Session API
+(`operations.sessions.FirstPartySessions`). A direct external
+`SessionService.append_event` on an app-enabled Session is outside the
+coordinated contract and unsupported: it neither waits for the Session's
+owner nor is ordered with its writes.
+
 Modules:
 
 * `errors`: `CoordinationError` and its `CoordinationErrorReason`.

@@ -93,7 +93,10 @@ from ..coordination.coordinator import session_coordinator
 from ..descriptor.widget_descriptor import WidgetCorrelation
 from ..errors import McpAppsError
 from ..errors import McpAppVisibilityError
+from ..event_policy.callback_scope import unrestricted
+from ..event_policy.errors import EventPolicyError
 from ..event_policy.provenance import Provenance
+from ..event_policy.tool_callbacks import guarded_tool_callbacks
 from ..facades.errors import FacadeError
 from ..facades.errors import FacadeErrorReason
 from ..profile.host_profile import McpAppsHostProfile
@@ -553,6 +556,24 @@ class _Call:
     return handled
 
   async def run(self) -> mcp_types.CallToolResult:
+    """The three phases, guarded as a profile-bound model call's are.
+
+    The callbacks run restricted (`CallbackFamily.TOOL_CALLBACK`): a
+    same-session append or Runner entry from one is refused, and a live
+    Session state key a callback changed other than through `State` is
+    undone. Either fails the call with `TOOL_CALLBACK_FAILED` (its cause the
+    guard's `EventPolicyError`); the remote call itself runs unrestricted.
+    """
+    try:
+      with guarded_tool_callbacks(self.tool_context):
+        return await self._phases()
+    except EventPolicyError as error:
+      raise _Failure(
+          OperationErrorReason.TOOL_CALLBACK_FAILED,
+          f'a tool callback broke the app path rules ({error.reason.value})',
+      ) from error
+
+  async def _phases(self) -> mcp_types.CallToolResult:
     before = await self._before()
     if before is not None:
       self.short_circuit = True
@@ -585,18 +606,20 @@ class _Call:
   async def _remote(self) -> mcp_types.CallToolResult:
     request = self.request
     try:
-      return await call_app_tool(
-          request.hold,
-          request.tool_name,
-          # The confirmed arguments are sent, whatever a callback does to
-          # its own copy.
-          dict(self.arguments),
-          view_server_id=request.view_server_id,
-          target_server_id=request.target_server_id,
-          policy=request.policy,
-          bounds=request.bounds,
-          callbacks=request.callbacks,
-      )
+      # Host code: the call's own hold use is no reentry of its callbacks.
+      with unrestricted():
+        return await call_app_tool(
+            request.hold,
+            request.tool_name,
+            # The confirmed arguments are sent, whatever a callback does to
+            # its own copy.
+            dict(self.arguments),
+            view_server_id=request.view_server_id,
+            target_server_id=request.target_server_id,
+            policy=request.policy,
+            bounds=request.bounds,
+            callbacks=request.callbacks,
+        )
     except McpError as error:
       handled = await self._on_error(error)
       if handled is not None:

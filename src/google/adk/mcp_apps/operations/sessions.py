@@ -75,6 +75,12 @@ DELETE = 'SessionApi.delete'
 class FirstPartySessions:
   """The first-party Session API of an app-enabled deployment.
 
+  Write an app-enabled Session through this API, a Runner or an app
+  operation: each waits for the Session's current owner. A direct external
+  `SessionService.append_event` is outside the coordinated contract and
+  unsupported: it does not wait for the owner, so its Event may land in
+  the middle of a turn or an app call.
+
   Attributes:
     manager: The lifecycle manager; its coordinator is `coordination`.
     coordination: The Session coordinator's lifecycle side.
