@@ -352,19 +352,19 @@ class AppSafeToolRouting:
       headers: Optional[dict[str, str]],
       list_callbacked: Callable[[], Awaitable[list[types.Tool]]],
   ) -> TwoClassCatalog:
-    """Two-class discovery: the app-safe listing decides, then the rest.
+    """Two-class discovery: the app-safe listing first, then the rest.
 
     The same algorithm builds the model's catalog and admits a batch: the
-    app-safe class's listing decides which names are UI-associated, the
-    callbacked class's serves the others; both are requested at once and
-    must come from one live generation, or the catalog is refused.
+    app-safe class is listed first (it decides which names are
+    UI-associated), then the callbacked class; both must come from one
+    live generation, or the catalog is refused.
 
     Args:
       readonly_context: The caller's context (its Session selects the
         generation the app-safe listing runs on).
       headers: The merged headers both listings use.
-      list_callbacked: Lists the callbacked class (awaited once, while the
-        app-safe listing is in flight).
+      list_callbacked: Lists the callbacked class (awaited once, after the
+        app-safe listing).
 
     Returns:
       The classified catalog, pinned to the listing generation.
@@ -380,16 +380,8 @@ class AppSafeToolRouting:
         invocation_session=invocation_session_of(readonly_context),
     )
     try:
-      # The two listings travel at once: the classification, not the order
-      # of the requests, gives the app-safe class its precedence.
-      app_safe_listing = asyncio.ensure_future(hold.list_tools(self.bounds))
-      try:
-        callbacked_tools = await list_callbacked()
-      except BaseException:
-        app_safe_listing.cancel()
-        await asyncio.gather(app_safe_listing, return_exceptions=True)
-        raise
-      app_safe_tools = await app_safe_listing
+      app_safe_tools = await hold.list_tools(self.bounds)
+      callbacked_tools = await list_callbacked()
       # A catalog mixing two generations' listings would pin handles to a
       # generation that no longer lists them.
       hold.generation.check_live()
