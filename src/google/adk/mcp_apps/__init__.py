@@ -88,6 +88,8 @@ if TYPE_CHECKING:
   from .contracts.session_authorizer import SessionAuthorizer as SessionAuthorizer
   from .contracts.session_authorizer import SessionPurpose as SessionPurpose
   from .contracts.session_lifecycle_store import SessionLifecycleStore as SessionLifecycleStore
+  from .coordination.errors import CoordinationError as CoordinationError
+  from .coordination.errors import CoordinationErrorReason as CoordinationErrorReason
   from .errors import DenialReason as DenialReason
   from .errors import McpAppsError as McpAppsError
   from .errors import McpAppVisibilityError as McpAppVisibilityError
@@ -151,6 +153,9 @@ _LAZY: dict[str, str] = {
     'McpAppVisibilityError': '.errors',
     'DenialReason': '.errors',
     'McpAppsError': '.errors',
+    # One writer at a time on an app-enabled Session.
+    'CoordinationError': '.coordination.errors',
+    'CoordinationErrorReason': '.coordination.errors',
     # The deployment contracts.
     'RendererRegistration': '.contracts.renderer',
     'Principal': '.contracts.principal_resolver',
