@@ -94,6 +94,93 @@ class OperationErrorReason(enum.Enum):
   SESSION_API_UNAVAILABLE = 'session_api_unavailable'
   """The first-party Session API needs a profile with a lifecycle store."""
 
+  # The View channel (`view_channel`): structural checks before queueing.
+
+  PARSE_ERROR = 'parse_error'
+  """The message is not JSON (JSON-RPC -32700); nothing ran."""
+
+  INVALID_REQUEST = 'invalid_request'
+  """The message is not a valid JSON-RPC 2.0 request or notification
+  (JSON-RPC -32600); nothing ran."""
+
+  METHOD_NOT_FOUND = 'method_not_found'
+  """The channel serves no such method (JSON-RPC -32601); nothing ran."""
+
+  INVALID_PARAMS = 'invalid_params'
+  """The method's params do not match its schema (JSON-RPC -32602)."""
+
+  DUPLICATE_REQUEST_ID = 'duplicate_request_id'
+  """A request reused the id of one still live on the same channel."""
+
+  REQUEST_TOO_LARGE = 'request_too_large'
+  """The message is over the profile's `max_request_bytes`."""
+
+  RATE_LIMITED = 'rate_limited'
+  """The View is over its per-minute operation rate."""
+
+  QUEUE_FULL = 'queue_full'
+  """The View already has its most queued operations."""
+
+  LEASE_INVALID = 'lease_invalid'
+  """The channel token is wrong, expired, revoked or replayed."""
+
+  HOST_ONLY = 'host_only'
+  """The View asked for what only the host may do (resume or cancel a
+  pending confirmation)."""
+
+  # The post-queue barrier: re-checked once the Session is owned.
+
+  UNAUTHORIZED = 'unauthorized'
+  """The `SessionAuthorizer` no longer lets the principal view the
+  Session."""
+
+  VIEW_GENERATION_INVALIDATED = 'view_generation_invalidated'
+  """The View's generation (its connection generation) is gone: a
+  reconnect, an eviction or a connection loss. Never retried elsewhere."""
+
+  BINDING_CHANGED = 'binding_changed'
+  """The registry's binding (its generation or revision) changed since the
+  View was bound."""
+
+  INCARNATION_CHANGED = 'incarnation_changed'
+  """The Session was deleted (and perhaps recreated) since the View was
+  bound."""
+
+  MODALITY_WITHDRAWN = 'modality_withdrawn'
+  """The binding no longer advertises the method's capability
+  (`serverTools`, `serverResources`) or serves the app caller."""
+
+  RESOURCE_POLICY_DENIED = 'resource_policy_denied'
+  """The read's URI is outside the View's resource policy."""
+
+  READ_RESPONSE_REJECTED = 'read_response_rejected'
+  """A returned item failed response-side validation (policy, duplicate,
+  per-item or aggregate size, item count); nothing was delivered."""
+
+  LIMIT_EXCEEDED = 'limit_exceeded'
+  """The operation went over a byte or time limit."""
+
+  # Multi-round requests (MRTR).
+
+  MRTR_ROUNDS_EXCEEDED = 'mrtr_rounds_exceeded'
+  """More state-only rounds than the profile's `mrtr_max_rounds`."""
+
+  MRTR_TIMEOUT = 'mrtr_timeout'
+  """The rounds took longer than the profile's `mrtr_max_seconds`."""
+
+  MRTR_INTERMEDIATE_REFUSED = 'mrtr_intermediate_refused'
+  """A legacy-era server answered with an intermediate result (legacy
+  requests are single-round)."""
+
+  # Method-aware idempotency (`idempotency`).
+
+  IDEMPOTENCY_KEY_INVALID = 'idempotency_key_invalid'
+  """`_meta["com.google.adk/idempotency-key"]` is not 1-128 characters of
+  `[A-Za-z0-9._-]`, or is not a string."""
+
+  IDEMPOTENCY_CONFLICT = 'idempotency_conflict'
+  """The key is retained for another operation identity."""
+
 
 class OperationError(McpAppsError):
   """Base error of app-originated operations.
