@@ -44,6 +44,7 @@ from google.adk.mcp_apps.operations.app_call import OperationOutcome
 from google.adk.mcp_apps.operations.app_call import OperationOutcomeCache
 from google.adk.mcp_apps.operations.app_call import OperationSignal
 from google.adk.mcp_apps.operations.app_call import run_app_call
+from google.adk.mcp_apps.profile import local_dev_profile
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
@@ -273,6 +274,16 @@ class Stage:
         if e.get("method") == "tools/call" and e.get("name") == tool
     )
 
+  def tool_calls_total(self) -> int:
+    """How many `tools/call` and `resources/read` the server received."""
+    if not self.requests_log.exists():
+      return 0
+    return sum(
+        1
+        for line in self.requests_log.read_text().splitlines()
+        if json.loads(line).get("method") in ("tools/call", "resources/read")
+    )
+
   def clear_logs(self) -> None:
     self.recorder.log.clear()
     self.agent_log.log.clear()
@@ -367,11 +378,13 @@ async def stage(
     options: Optional[dict[str, Any]] = None,
     plugins: Sequence[BasePlugin] = (),
     agent_fields: Optional[dict[str, Any]] = None,
+    profile_fields: Optional[dict[str, Any]] = None,
 ) -> AsyncIterator[Stage]:
   """A Session with a View rendered by a real turn, on `backend`.
 
   `plugins` run after the `Recorder`; `agent_fields` replace the
-  `AgentLog`'s callbacks of the same name.
+  `AgentLog`'s callbacks of the same name; `profile_fields` replace fields
+  of the backend's profile (a deployment contract of the test's own).
   """
   effects = tmp_path / "effects.json"
   requests_log = tmp_path / "requests.jsonl"
@@ -390,6 +403,10 @@ async def stage(
   if backend == "sqlite":
     profile = await sql_profile(f"sqlite+aiosqlite:///{tmp_path / 'stores.db'}")
     service = SqliteSessionService(str(tmp_path / "sessions.db"))
+  if profile_fields:
+    profile = dataclasses.replace(
+        profile or local_dev_profile(), **profile_fields
+    )
   recorder = Recorder()
   log = AgentLog()
   try:

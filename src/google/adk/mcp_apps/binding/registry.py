@@ -284,6 +284,11 @@ class McpAppBindingRegistry:
       return self._table.generation
 
   @property
+  def profile(self) -> Optional[McpAppsHostProfile]:
+    """The profile bound now (after a `rebind`, the new one), or None."""
+    return self._profile
+
+  @property
   def readiness(self) -> Optional[Readiness]:
     """The readiness the bound proxies were built under (None if none)."""
     return self._readiness

@@ -45,6 +45,8 @@ Example:
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
+from collections.abc import Callable
 import dataclasses
 import enum
 import json
@@ -331,6 +333,10 @@ class PluginChain(Protocol):
     ...
 
 
+Admission = Callable[[], Awaitable[Optional['OperationOutcome']]]
+"""A post-queue admission: refuses (raises), answers, or lets the call run."""
+
+
 @dataclasses.dataclass(frozen=True)
 class OperationEnvironment:
   """The Runner-side parts an operation runs against.
@@ -376,6 +382,10 @@ class AppCallRequest:
       candidate sealed from the audit Event's approved public fields
       (Event-level `sealedResultRefs`), and the View gets that merge.
     toolset_id: The configured toolset id (the sealed record's scope).
+    admission: The post-queue admission (the View channel's barrier),
+      awaited first once the Session is owned: it raises `OperationError`
+      to refuse the call (nothing runs, nothing is recorded), or returns
+      an outcome to answer with instead of running (a retained one).
   """
 
   operation_id: str
@@ -390,6 +400,7 @@ class AppCallRequest:
   callbacks: Optional[AppCallCallbacks] = None
   profile: Optional[McpAppsHostProfile] = None
   toolset_id: str = ''
+  admission: Optional[Admission] = None
 
 
 class _AppTool(BaseTool):
@@ -782,6 +793,13 @@ async def _run(
         tool_cancelled=signal.reason is OperationErrorReason.CANCELLED,
         cause=cause,
     )
+  if request.admission is not None:
+    try:
+      answer = await request.admission()
+    except OperationError as refusal:
+      return _preflight_error(op, refusal.reason, refusal)
+    if answer is not None:
+      return answer
   agent = _originating_agent(environment)
   if agent is None:
     missing = OperationError(

@@ -1,0 +1,602 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""One View's governed JSON-RPC channel: `tools/call` and `resources/read`.
+
+A `ViewChannel` serves one bootstrapped View (one `ViewGrant`, one View
+generation). It takes the View's JSON-RPC messages already parsed (or as
+text) and gives back the one terminal response of each request, or None
+for a notification or a cancelled request. Before queueing it checks only
+structure, its lease, live ids and rate; once the Session is owned it runs
+the post-queue barrier and then the operation, on the View's own
+connection generation. The transport (PR 5's HTTP adapter, a test) owns
+delivery. Design: docs/design/view-channel.md.
+
+Example:
+
+  channel = ViewChannel(grant=document.grant, widget_uri=uri,
+                        principal=principal, registry=registry,
+                        environment=environment)
+  response = await channel.handle(
+      {'jsonrpc': '2.0', 'id': 1, 'method': 'tools/call',
+       'params': {'name': 'refresh', 'arguments': {}}},
+      token=channel.token)
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
+import collections
+import dataclasses
+import hmac
+import json
+import logging
+import secrets
+import time
+from typing import Any
+from typing import Final
+from typing import Optional
+from typing import Protocol
+from typing import Union
+
+from ...dependencies._mcp import McpError
+from ...dependencies._mcp import types as mcp_types
+from ..affinity.errors import ConnectionAffinityError
+from ..binding.overrides import EffectiveBinding
+from ..bootstrap.render import ViewGrant
+from ..contracts.principal_resolver import Principal
+from ..contracts.session_authorizer import SessionPurpose
+from ..coordination.coordinator import refuse_reentry
+from ..coordination.coordinator import session_coordinator
+from ..lifecycle.errors import SessionLifecycleError
+from ..lifecycle.manager import check_incarnation
+from ..profile.host_profile import McpAppsHostProfile
+from ..resources.policy import ResourceReadDeniedError
+from .app_call import AppCallRequest
+from .app_call import OPERATION_ERROR_CODE
+from .app_call import OperationEnvironment
+from .app_call import OperationOutcome
+from .app_call import OperationOutcomeCache
+from .app_call import OperationOutcomeKind
+from .app_call import OperationSignal
+from .app_call import run_app_call
+from .errors import OperationError
+from .errors import OperationErrorReason
+
+__all__ = [
+    'READ_OPERATION',
+    'TOOL_CANCELLED',
+    'ChannelRegistry',
+    'ViewChannel',
+    'jsonrpc_error',
+]
+
+logger = logging.getLogger('google_adk.' + __name__)
+
+READ_OPERATION: Final = 'app.resources_read'
+"""The operation name a View's read owns its Session under."""
+
+TOOL_CANCELLED: Final = 'ui/notifications/tool-cancelled'
+"""The notification a surviving channel gets for a cancelled call."""
+
+CONFIRMATION_META_PREFIX: Final = 'com.google.adk/confirmation'
+"""`_meta` keys a View may not send: confirmation is host-only."""
+
+_PROTOCOL_CODES: Final = {
+    OperationErrorReason.PARSE_ERROR: -32700,
+    OperationErrorReason.INVALID_REQUEST: -32600,
+    OperationErrorReason.DUPLICATE_REQUEST_ID: -32600,
+    OperationErrorReason.METHOD_NOT_FOUND: -32601,
+    OperationErrorReason.INVALID_PARAMS: -32602,
+    OperationErrorReason.IDEMPOTENCY_KEY_INVALID: -32602,
+    OperationErrorReason.HOST_ONLY: -32602,
+}
+
+_REQUESTS: Final = frozenset({'tools/call', 'resources/read'})
+_CANCELLED: Final = 'notifications/cancelled'
+
+RequestId = Union[str, int]
+Notify = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class ChannelRegistry(Protocol):
+  """What the channel reads of the binding registry at its barrier."""
+
+  @property
+  def profile(self) -> Optional[McpAppsHostProfile]:
+    """The profile bound now."""
+    ...
+
+  @property
+  def binding_generation(self) -> int:
+    """The registry's binding generation."""
+    ...
+
+  def effective(self, toolset_id: str) -> EffectiveBinding:
+    """The narrowed policy in force for a toolset."""
+    ...
+
+
+def jsonrpc_error(
+    reply_id: Optional[RequestId],
+    reason: OperationErrorReason,
+    message: Optional[str] = None,
+    **data: Any,
+) -> dict[str, Any]:
+  """The JSON-RPC error response of a channel refusal."""
+  return {
+      'jsonrpc': '2.0',
+      'id': reply_id,
+      'error': {
+          'code': _PROTOCOL_CODES.get(reason, OPERATION_ERROR_CODE),
+          'message': message or f'The View request failed: {reason.value}',
+          'data': {'reason': reason.value, **data},
+      },
+  }
+
+
+def _result(request_id: RequestId, result: Any) -> dict[str, Any]:
+  return {'jsonrpc': '2.0', 'id': request_id, 'result': result}
+
+
+def _wire_error(request_id: RequestId, error: Any) -> dict[str, Any]:
+  dumped = error.model_dump(mode='json', by_alias=True, exclude_none=True)
+  return {'jsonrpc': '2.0', 'id': request_id, 'error': dumped}
+
+
+def _id_key(request_id: RequestId) -> tuple[bool, RequestId]:
+  # `1` and `"1"` are different JSON-RPC ids.
+  return (isinstance(request_id, str), request_id)
+
+
+def _valid_id(value: Any) -> bool:
+  return (isinstance(value, str)) or (
+      isinstance(value, int) and not isinstance(value, bool)
+  )
+
+
+@dataclasses.dataclass
+class _Live:
+  """One live request of the channel."""
+
+  method: str
+  signal: OperationSignal
+  cancelled: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class _Refusal(Exception):
+  reason: OperationErrorReason
+  detail: str = ''
+
+
+class ViewChannel:
+  """The governed channel of one View instance and generation.
+
+  Attributes:
+    grant: The View's host-held grant.
+    view_id: The View's id (the grant's).
+  """
+
+  def __init__(
+      self,
+      *,
+      grant: ViewGrant,
+      widget_uri: str,
+      principal: Principal,
+      registry: ChannelRegistry,
+      environment: OperationEnvironment,
+      call_cache: Optional[OperationOutcomeCache] = None,
+      notify: Optional[Notify] = None,
+      lease_seconds: float = 900.0,
+      clock: Callable[[], float] = time.monotonic,
+  ) -> None:
+    """Opens the channel and mints its lease.
+
+    Args:
+      grant: The View's grant (`bootstrap_render`'s `RenderDocument.grant`).
+      widget_uri: The View's `ui://` resource (its resource policy's root).
+      principal: The principal the View was bootstrapped for.
+      registry: The binding registry serving the View's toolset.
+      environment: The Runner-side parts app calls run against.
+      call_cache: The app calls' outcome cache (one per host).
+      notify: Delivers the channel's own notifications to the View.
+      lease_seconds: How long the channel's lease lasts.
+      clock: The monotonic clock (leases, rate).
+    """
+    profile = registry.profile
+    if profile is None:
+      raise OperationError(
+          OperationErrorReason.BINDING_CHANGED, 'no profile is bound'
+      )
+    self.grant = grant
+    self.view_id = grant.view_id
+    self._widget_uri = widget_uri
+    self._principal = principal
+    self._registry = registry
+    self._environment = environment
+    self._call_cache = call_cache or OperationOutcomeCache()
+    self._notify = notify
+    self._clock = clock
+    self._binding_generation = registry.binding_generation
+    self._token = f'{grant.incarnation}.{secrets.token_urlsafe(32)}'
+    self._expires_at = clock() + lease_seconds
+    self._revoked = False
+    self._closed: Optional[OperationErrorReason] = None
+    self._live: dict[tuple[bool, RequestId], _Live] = {}
+    self._admitted: collections.deque[float] = collections.deque()
+    self._sequence = 0
+
+  # -- lease -------------------------------------------------------------------
+
+  @property
+  def token(self) -> str:
+    """The channel token the transport presents with every message."""
+    return self._token
+
+  @property
+  def live_ids(self) -> tuple[RequestId, ...]:
+    """The ids of the requests live now."""
+    return tuple(key[1] for key in self._live)
+
+  def revoke_lease(self) -> None:
+    """Revokes the lease: queued and later requests are refused."""
+    self._revoked = True
+
+  def disconnect(self) -> None:
+    """The View's transport went away: every live call is a disconnect."""
+    self._close(OperationErrorReason.DISCONNECTED)
+
+  def teardown(self) -> None:
+    """Phase 1 of the View's teardown: no lock, no Session change.
+
+    Revokes the lease and interrupts every live and queued request; they
+    answer nothing more.
+    """
+    self._close(OperationErrorReason.TEARDOWN)
+
+  def _close(self, reason: OperationErrorReason) -> None:
+    if self._closed is None:
+      self._closed = reason
+    self._revoked = True
+    for live in self._live.values():
+      if reason is OperationErrorReason.TEARDOWN:
+        live.signal.teardown()
+      else:
+        live.signal.disconnect()
+
+  def _check_lease(self, token: str) -> None:
+    if not hmac.compare_digest(token.encode(), self._token.encode()):
+      raise _Refusal(OperationErrorReason.LEASE_INVALID, 'wrong token')
+    if self._revoked or self._clock() >= self._expires_at:
+      raise _Refusal(OperationErrorReason.LEASE_INVALID, 'lease ended')
+    incarnation, _, _ = token.partition('.')
+    if incarnation != str(self.grant.incarnation):
+      raise _Refusal(OperationErrorReason.LEASE_INVALID, 'other incarnation')
+
+  # -- intake ------------------------------------------------------------------
+
+  async def handle(
+      self,
+      message: Union[str, bytes, Mapping[str, Any]],
+      *,
+      token: str,
+  ) -> Optional[dict[str, Any]]:
+    """Serves one message from the View.
+
+    Args:
+      message: A JSON-RPC request or notification, as text or parsed.
+      token: The channel token the transport received with it.
+
+    Returns:
+      The request's one terminal JSON-RPC response; None for a
+      notification and for a cancelled request (no late response).
+    """
+    limits = self._profile().limits.delivery
+    if isinstance(message, (str, bytes)):
+      raw = message.encode() if isinstance(message, str) else message
+      if len(raw) > limits.max_request_bytes:
+        return jsonrpc_error(None, OperationErrorReason.REQUEST_TOO_LARGE)
+      try:
+        parsed: Any = json.loads(raw)
+      except (ValueError, UnicodeDecodeError):
+        return jsonrpc_error(None, OperationErrorReason.PARSE_ERROR)
+    else:
+      parsed = message
+      try:
+        size = len(json.dumps(parsed, separators=(',', ':')).encode())
+      except (TypeError, ValueError):
+        return jsonrpc_error(None, OperationErrorReason.INVALID_REQUEST)
+      if size > limits.max_request_bytes:
+        return jsonrpc_error(None, OperationErrorReason.REQUEST_TOO_LARGE)
+    request_id = parsed.get('id') if isinstance(parsed, Mapping) else None
+    reply_id = request_id if _valid_id(request_id) else None
+    if not isinstance(token, str):
+      return jsonrpc_error(reply_id, OperationErrorReason.LEASE_INVALID)
+    try:
+      self._check_lease(token)
+    except _Refusal as refusal:
+      return jsonrpc_error(reply_id, refusal.reason)
+    if (
+        not isinstance(parsed, Mapping)
+        or parsed.get('jsonrpc') != '2.0'
+        or not isinstance(parsed.get('method'), str)
+        or ('params' in parsed and not isinstance(parsed['params'], Mapping))
+        or ('id' in parsed and not _valid_id(request_id))
+        or not set(parsed) <= {'jsonrpc', 'id', 'method', 'params'}
+    ):
+      return jsonrpc_error(reply_id, OperationErrorReason.INVALID_REQUEST)
+    method: str = parsed['method']
+    params: Mapping[str, Any] = parsed.get('params') or {}
+    if 'id' not in parsed:
+      self._notification(method, params)
+      return None
+    assert request_id is not None
+    if method not in _REQUESTS:
+      return jsonrpc_error(request_id, OperationErrorReason.METHOD_NOT_FOUND)
+    key = _id_key(request_id)
+    if key in self._live:
+      # Answering on the live id would answer the first request.
+      return jsonrpc_error(
+          None,
+          OperationErrorReason.DUPLICATE_REQUEST_ID,
+          requestId=request_id,
+      )
+    try:
+      self._check_params(method, params)
+      self._check_rate(limits.max_queued_operations, limits)
+    except _Refusal as refusal:
+      return jsonrpc_error(request_id, refusal.reason, detail=refusal.detail)
+    live = _Live(method, OperationSignal())
+    self._live[key] = live
+    self._sequence += 1
+    operation_id = f'{self.view_id}:{self._sequence}'
+    try:
+      if method == 'tools/call':
+        response = await self._tools_call(
+            request_id, operation_id, params, live
+        )
+      else:
+        response = await self._resources_read(
+            request_id, operation_id, params, live
+        )
+    finally:
+      self._live.pop(key, None)
+    if self._closed is not None or live.cancelled:
+      return None  # No late response to a View that went away or cancelled.
+    return response
+
+  def _notification(self, method: str, params: Mapping[str, Any]) -> None:
+    if method != _CANCELLED:
+      logger.debug('View notification %s ignored', method)
+      return
+    request_id = params.get('requestId')
+    if not isinstance(request_id, (str, int)) or not _valid_id(request_id):
+      logger.debug('notifications/cancelled without a valid requestId')
+      return
+    live = self._live.get(_id_key(request_id))
+    if live is None:
+      return  # Finished already, or never live: nothing to cancel.
+    live.cancelled = True
+    live.signal.cancel()
+
+  def _check_params(self, method: str, params: Mapping[str, Any]) -> None:
+    if not set(params) <= {'name', 'arguments', 'uri', '_meta'}:
+      raise _Refusal(OperationErrorReason.INVALID_PARAMS, 'unknown params')
+    meta = params.get('_meta')
+    if meta is not None and not isinstance(meta, Mapping):
+      raise _Refusal(OperationErrorReason.INVALID_PARAMS, '_meta')
+    if meta is not None and any(
+        str(name).startswith(CONFIRMATION_META_PREFIX) for name in meta
+    ):
+      raise _Refusal(OperationErrorReason.HOST_ONLY, 'confirmation')
+    if method == 'tools/call':
+      if 'uri' in params or not isinstance(params.get('name'), str):
+        raise _Refusal(OperationErrorReason.INVALID_PARAMS, 'name')
+      arguments = params.get('arguments')
+      if arguments is not None and not isinstance(arguments, Mapping):
+        raise _Refusal(OperationErrorReason.INVALID_PARAMS, 'arguments')
+    else:
+      if set(params) - {'uri', '_meta'} or not isinstance(
+          params.get('uri'), str
+      ):
+        raise _Refusal(OperationErrorReason.INVALID_PARAMS, 'uri')
+
+  def _check_rate(self, max_queued: int, limits: Any) -> None:
+    if len(self._live) >= max_queued:
+      raise _Refusal(OperationErrorReason.QUEUE_FULL)
+    now = self._clock()
+    while self._admitted and self._admitted[0] <= now - 60.0:
+      self._admitted.popleft()
+    if len(self._admitted) >= limits.max_operations_per_minute:
+      raise _Refusal(OperationErrorReason.RATE_LIMITED)
+    self._admitted.append(now)
+
+  # -- the post-queue barrier --------------------------------------------------
+
+  def _profile(self) -> McpAppsHostProfile:
+    profile = self._registry.profile
+    if profile is None:
+      raise _Refusal(OperationErrorReason.BINDING_CHANGED, 'unbound')
+    return profile
+
+  async def barrier(self, method: str, uri: Optional[str] = None) -> None:
+    """Re-checks everything the View's operation depends on, in order.
+
+    Runs once the Session is owned, before any callback, remote call or
+    retained-outcome lookup (and before every further MRTR leg).
+
+    Raises:
+      OperationError: The first check that fails, by its reason.
+    """
+    try:
+      await self._barrier(method, uri)
+    except _Refusal as refusal:
+      raise OperationError(refusal.reason, refusal.detail) from None
+
+  async def _barrier(self, method: str, uri: Optional[str]) -> None:
+    if self._closed is not None:
+      raise _Refusal(self._closed, 'the channel closed while queued')
+    if self._revoked or self._clock() >= self._expires_at:
+      raise _Refusal(OperationErrorReason.LEASE_INVALID, 'lease ended')
+    profile = self._profile()
+    authorizer = profile.session_authorizer
+    try:
+      allowed = authorizer is not None and await authorizer.authorize(
+          self._principal, self.grant.session, SessionPurpose.VIEW
+      )
+    except Exception:  # pylint: disable=broad-exception-caught
+      allowed = False  # An authorizer that raises denies.
+    if not allowed:
+      raise _Refusal(OperationErrorReason.UNAUTHORIZED, 'principal')
+    store = profile.session_lifecycle_store
+    if store is not None:
+      try:
+        check_incarnation(
+            await store.read(self.grant.session),
+            self.grant.incarnation,
+            purpose=method,
+        )
+      except SessionLifecycleError:
+        raise _Refusal(
+            OperationErrorReason.INCARNATION_CHANGED, 'incarnation'
+        ) from None
+    if uri is not None:
+      try:
+        profile.resource_policy.for_widget(self._widget_uri).check(uri)
+      except ResourceReadDeniedError:
+        raise _Refusal(
+            OperationErrorReason.RESOURCE_POLICY_DENIED, 'resource policy'
+        ) from None
+    effective = self._registry.effective(self.grant.binding.toolset_id)
+    capabilities = effective.host_capabilities
+    advertised = capabilities is not None and (
+        capabilities.server_tools
+        if method == 'tools/call'
+        else capabilities.server_resources
+    )
+    if 'app' not in effective.visibility or not advertised:
+      raise _Refusal(OperationErrorReason.MODALITY_WITHDRAWN, method)
+    if self._registry.binding_generation != self._binding_generation:
+      # A rebind also retires the View's connection generation; the
+      # binding is named as the cause.
+      raise _Refusal(OperationErrorReason.BINDING_CHANGED, 'generation')
+    try:
+      self.grant.hold.check()
+    except ConnectionAffinityError:
+      raise _Refusal(
+          OperationErrorReason.VIEW_GENERATION_INVALIDATED, 'generation'
+      ) from None
+
+  # -- tools/call --------------------------------------------------------------
+
+  async def _tools_call(
+      self,
+      request_id: RequestId,
+      operation_id: str,
+      params: Mapping[str, Any],
+      live: _Live,
+  ) -> Optional[dict[str, Any]]:
+    tool_name: str = params['name']
+    effective = self._registry.effective(self.grant.binding.toolset_id)
+    server_id = self.grant.binding.server_id
+
+    async def admission() -> Optional[OperationOutcome]:
+      await self.barrier('tools/call')
+      if not self._registry.effective(
+          self.grant.binding.toolset_id
+      ).app_call_policy.admits(tool_name):
+        raise OperationError(
+            OperationErrorReason.ADMISSION_DENIED, 'app-call policy'
+        )
+      return None
+
+    request = AppCallRequest(
+        operation_id=operation_id,
+        hold=self.grant.hold,
+        tool_name=tool_name,
+        arguments=dict(params.get('arguments') or {}),
+        # The target is the grant's server, never the caller's say.
+        view_server_id=server_id,
+        target_server_id=server_id,
+        policy=effective.app_call_policy,
+        profile=self._registry.profile,
+        toolset_id=self.grant.binding.toolset_id,
+        admission=admission,
+    )
+    try:
+      outcome = await run_app_call(
+          request,
+          environment=self._environment,
+          cache=self._call_cache,
+          signal=live.signal,
+      )
+    except OperationError as error:
+      return jsonrpc_error(request_id, error.reason)
+    return await self._answer(request_id, outcome)
+
+  async def _answer(
+      self, request_id: RequestId, outcome: OperationOutcome
+  ) -> Optional[dict[str, Any]]:
+    if outcome.kind is OperationOutcomeKind.CANCELLED:
+      if outcome.tool_cancelled and self._closed is None:
+        await self._send({
+            'jsonrpc': '2.0',
+            'method': TOOL_CANCELLED,
+            'params': {'reason': 'cancelled'},
+        })
+      if self._closed is None and not outcome.tool_cancelled:
+        # Not the View's cancel (a teardown noticed while queued, a Session
+        # gone): the live channel still gets its one terminal answer.
+        reason = (
+            outcome.cause.reason
+            if outcome.cause is not None
+            else OperationErrorReason.TEARDOWN
+        )
+        return jsonrpc_error(request_id, reason)
+      return None
+    if outcome.result is not None:
+      return _result(
+          request_id,
+          outcome.result.model_dump(
+              mode='json', by_alias=True, exclude_none=True
+          ),
+      )
+    assert outcome.error is not None
+    return _wire_error(request_id, outcome.error)
+
+  async def _send(self, notification: dict[str, Any]) -> None:
+    if self._notify is None:
+      return
+    try:
+      await self._notify(notification)
+    except Exception:  # pylint: disable=broad-exception-caught
+      logger.warning(
+          'the View notification %s was not delivered',
+          notification.get('method'),
+      )
+
+  # -- resources/read ----------------------------------------------------------
+
+  async def _resources_read(
+      self,
+      request_id: RequestId,
+      operation_id: str,
+      params: Mapping[str, Any],
+      live: _Live,
+  ) -> Optional[dict[str, Any]]:
+    raise NotImplementedError
