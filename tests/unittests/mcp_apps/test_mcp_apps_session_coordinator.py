@@ -263,3 +263,62 @@ async def test_release_is_idempotent_and_only_the_owner_hands_over():
   assert coordinator.owner(KEY) is second
   assert first.released and not second.released
   second.release()
+
+
+async def test_requeue_lets_the_queue_run_then_hands_back_the_same_ownership():
+  coordinator = SessionCoordinator()
+  order: list[str] = []
+
+  async def suspended_operation() -> None:
+    async with coordinator.owned(KEY, 'app.read') as ownership:
+      order.append('leg-1')
+      await _queued(coordinator, 1)
+      await coordinator.requeue(ownership)
+      assert not ownership.released
+      assert coordinator.owner(KEY) is ownership
+      assert owned_here(KEY) is ownership
+      order.append('leg-2')
+    assert ownership.released
+
+  async def turn() -> None:
+    async with coordinator.owned(KEY, 'turn'):
+      order.append('turn')
+
+  operation = asyncio.create_task(suspended_operation())
+  while not order:
+    await asyncio.sleep(0)
+  waiting_turn = asyncio.create_task(turn())
+  await asyncio.wait_for(asyncio.gather(operation, waiting_turn), BOUND)
+  assert order == ['leg-1', 'turn', 'leg-2']
+  assert coordinator.owner(KEY) is None and coordinator.waiting(KEY) == 0
+
+
+async def test_requeue_cancelled_while_queued_leaves_the_session_free():
+  coordinator = SessionCoordinator()
+  suspended = asyncio.Event()
+
+  async def suspended_operation() -> None:
+    async with coordinator.owned(KEY, 'app.read') as ownership:
+      await _queued(coordinator, 1)
+      suspended.set()
+      await coordinator.requeue(ownership)
+
+  operation = asyncio.create_task(suspended_operation())
+  turn_granted = asyncio.Event()
+  turn_done = asyncio.Event()
+
+  async def turn() -> None:
+    async with coordinator.owned(KEY, 'turn'):
+      turn_granted.set()
+      await turn_done.wait()
+
+  waiting_turn = asyncio.create_task(turn())
+  await asyncio.wait_for(turn_granted.wait(), BOUND)
+  await asyncio.wait_for(_queued(coordinator, 1), BOUND)  # The requeue.
+  operation.cancel()
+  with pytest.raises(asyncio.CancelledError):
+    await operation
+  assert coordinator.waiting(KEY) == 0
+  turn_done.set()
+  await asyncio.wait_for(waiting_turn, BOUND)
+  assert coordinator.owner(KEY) is None

@@ -237,6 +237,27 @@ class SessionCoordinator:
     finally:
       ownership.release()
 
+  async def requeue(self, ownership: Ownership) -> None:
+    """Gives the Session up and waits to own it again, as `ownership`.
+
+    For an operation that waits on something other than the Session (an
+    MRTR leg): the operations queued meanwhile run first, then the same
+    `Ownership` object is live again. The caller re-checks whatever those
+    operations may have changed.
+
+    Raises:
+      asyncio.CancelledError: Cancelled while queued; `ownership` stays
+        released.
+    """
+    ownership.release()
+    fresh = await self.acquire(ownership.session, ownership.operation)
+    with self._lock:
+      # The grant is handed to the original object, which its holders keep.
+      fresh._released = True  # pylint: disable=protected-access
+      ownership._released = False  # pylint: disable=protected-access
+      self._owners[ownership.session] = ownership
+    _hold(ownership)
+
   def _drop_waiter(self, session: SessionKey, waiter: _Waiter) -> None:
     queue = self._waiters.get(session)
     if queue is not None and waiter in queue:
