@@ -39,12 +39,17 @@ from google.adk.mcp_apps.contracts.principal_resolver import Principal
 from google.adk.mcp_apps.contracts.scope import SessionKey
 from google.adk.mcp_apps.contracts.session_authorizer import SessionPurpose
 from google.adk.mcp_apps.coordination.coordinator import session_coordinator
+from google.adk.mcp_apps.coordination.sessions import SessionCoordination
+from google.adk.mcp_apps.lifecycle import SessionLifecycleManager
 from google.adk.mcp_apps.operations.errors import OperationErrorReason
+from google.adk.mcp_apps.operations.sessions import FirstPartySessions
 from google.adk.mcp_apps.operations.view_channel import TOOL_CANCELLED
 from mcp_apps_conformance_server import names
 import pytest
+from sealing_support import APP
 from sealing_support import ServerGate
 from sealing_support import TOOLSET
+from sealing_support import USER
 
 pytestmark = pytest.mark.integration
 
@@ -411,3 +416,27 @@ async def test_a_queued_call_racing_a_change_is_denied_at_the_barrier(
       assert reason_of(response) == reason.value
     nothing_ran(s)
     assert [e for e in await s.stored() if e.custom_metadata] == []
+
+
+@pytest.mark.conformance("P2-SLS-24")
+async def test_after_recreation_the_old_incarnations_channel_fails_typed(
+    mcp_apps: Any, tmp_path: Path
+) -> None:
+  async with stage(mcp_apps, tmp_path, "sqlite") as s:
+    channel = await open_channel(s)
+    store = s.st.registry.profile.session_lifecycle_store
+    coordination = SessionCoordination(session_coordinator())
+    sessions = FirstPartySessions(
+        SessionLifecycleManager(
+            store, s.st.session_service, coordinator=coordination
+        ),
+        coordination,
+    )
+    await sessions.delete(APP, USER, s.sid)
+    await sessions.create(APP, USER, session_id=s.sid)
+    assert (await store.read(s.key)).incarnation > channel.grant.incarnation
+    response = await channel.handle(
+        call(1, names.SIDE_EFFECT, {"key": "k"}), token=channel.token
+    )
+    assert reason_of(response) == OperationErrorReason.INCARNATION_CHANGED.value
+    nothing_ran(s)
