@@ -608,28 +608,30 @@ def _waiting_probe(clock: Clock, claimants: int) -> threading.Event:
   return inside
 
 
-def test_two_racing_claims_of_one_key_execute_once():
+@pytest.mark.parametrize('claimants', [2, 8])
+def test_racing_claims_of_one_key_execute_once(claimants):
   clock = Clock()
   ledger = RetainedOutcomes(clock=clock)
-  inside = _waiting_probe(clock, 2)
-  barrier = threading.Barrier(2)
+  inside = _waiting_probe(clock, claimants)
+  barrier = threading.Barrier(claimants)
   executions = []
   outcome = {'content': [{'type': 'text', 'text': 'bought'}]}
 
-  def claimant(name: str) -> Any:
+  def claimant(name: int) -> Any:
     barrier.wait(WAIT)
     got = ledger.claim(_namespace(), 'k-1', _call(sku='A1'), timeout=WAIT)
     if isinstance(got, Claim):
       executions.append(name)
-      assert inside.wait(WAIT)  # The other one is past its look-up.
+      assert inside.wait(WAIT)  # The others are past their look-ups.
       got.settle(outcome)
     return got
 
-  with concurrent.futures.ThreadPoolExecutor(2) as pool:
-    results = list(pool.map(claimant, ['a', 'b']))
+  with concurrent.futures.ThreadPoolExecutor(claimants) as pool:
+    results = list(pool.map(claimant, range(claimants)))
   assert len(executions) == 1
-  (retained,) = [r for r in results if isinstance(r, Retained)]
-  assert retained.outcome is outcome
+  retained = [r for r in results if isinstance(r, Retained)]
+  assert len(retained) == claimants - 1
+  assert all(r.outcome is outcome for r in retained)
 
 
 def test_a_waiter_claims_the_key_when_the_running_claim_is_abandoned():
@@ -714,3 +716,99 @@ def test_a_claim_left_open_by_an_exception_is_abandoned():
   with pytest.raises(OperationError) as excinfo:
     ledger.claim(_namespace(), 'k-1', _call(sku='A1'), timeout=0)
   assert _reason(excinfo) is OperationErrorReason.IDEMPOTENCY_CONFLICT
+
+
+# The rules against a model (sequential claims, each settled at once).
+
+_MODEL_NAMESPACES = [
+    _namespace(),
+    _namespace(principal_digest='k1:bb22'),
+    _namespace(resource_policy_revision='sha256:policy-2'),
+]
+_MODEL_IDENTITIES = [
+    _call(sku='A1'),
+    _call(sku='A2'),
+    _read('ui://shop/cart'),
+    _read('ui://shop/orders'),
+]
+_STEP = st.tuples(
+    st.integers(0, len(_MODEL_NAMESPACES) - 1),
+    st.sampled_from(['k-1', 'k-2']),
+    st.integers(0, len(_MODEL_IDENTITIES) - 1),
+    st.sampled_from([None, 'c-a', 'c-b']),
+    st.sampled_from(['public', 'private', 'abandon']),
+    st.sampled_from([None, 0.0, 3.0]),
+    st.sampled_from([0.0, 2.0, 5.0]),
+)
+
+
+@pytest.mark.conformance(
+    'P4-IDEM-11',
+    'P4-IDEM-12',
+    'P4-IDEM-13',
+    'P4-IDEM-16',
+    'P4-IDEM-18',
+    'P4-IDEM-22',
+)
+@_PROPERTY
+@given(steps=st.lists(_STEP, max_size=30))
+def test_the_ledger_follows_the_model(steps):
+  clock = Clock()
+  ledger = RetainedOutcomes(retention_seconds=10, clock=clock)
+  # (the six scope fields, key) -> [identity, {(revisions, context): ...}]
+  model: dict[Any, list[Any]] = {}
+  for ns_i, key, id_i, context, action, ttl, advance in steps:
+    namespace, identity = _MODEL_NAMESPACES[ns_i], _MODEL_IDENTITIES[id_i]
+    scope = (
+        namespace.principal_digest,
+        namespace.view_id,
+        namespace.binding_revision,
+        namespace.binding_generation,
+        namespace.incarnation,
+        namespace.connection_generation_id,
+        key,
+    )
+    revisions = None
+    if identity.method is OperationMethod.RESOURCES_READ:
+      revisions = (
+          namespace.resource_policy_revision,
+          namespace.delivery_limit_revision,
+      )
+    entry = model.get(scope)
+    if entry is not None:
+      entry[1] = {k: v for k, v in entry[1].items() if v[1] > clock.now}
+      if not entry[1]:
+        entry = model.pop(scope)
+        entry = None
+    visible = None
+    if entry is not None and entry[0] == identity:
+      for record_key in ((revisions, None), (revisions, context)):
+        if record_key in entry[1]:
+          visible = entry[1][record_key][0]
+          break
+    try:
+      got = ledger.try_claim(
+          namespace, key, identity, credential_context=context
+      )
+    except OperationError as e:
+      assert e.reason is OperationErrorReason.IDEMPOTENCY_CONFLICT
+      assert entry is not None and entry[0] != identity
+    else:
+      assert entry is None or entry[0] == identity
+      if visible is not None:
+        assert isinstance(got, Retained) and got.outcome is visible
+      else:
+        assert isinstance(got, Claim)
+        outcome = object()
+        if action == 'abandon':
+          got.abandon()
+        else:
+          bound = context if action == 'private' else None
+          got.settle(outcome, ttl_seconds=ttl, credential_context=bound)
+          if ttl != 0:
+            entry = model.setdefault(scope, [identity, {}])
+            entry[1][(revisions, bound)] = (
+                outcome,
+                clock.now + (10 if ttl is None else ttl),
+            )
+    clock.now += advance
