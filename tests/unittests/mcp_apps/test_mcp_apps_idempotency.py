@@ -541,6 +541,8 @@ def test_a_zero_or_malformed_ttl_retains_nothing_and_a_long_one_is_capped():
   assert not _run_once(ledger, _read(), 'stale', ttl_seconds=0)
   assert not _run_once(ledger, _read(), 'nan', ttl_seconds=float('nan'))
   assert isinstance(ledger.claim(_namespace(), 'k-1', _read()), Claim)
+  huge = read_retention({'ttlMs': 10**400}).ttl_seconds
+  assert huge is not None and huge > 60
   long = read_retention({'ttlMs': 3_600_000}).ttl_seconds
   assert _run_once(ledger, _read(), 'long', key='k-2', ttl_seconds=long)
   clock.now += 60

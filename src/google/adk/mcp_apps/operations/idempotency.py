@@ -374,7 +374,8 @@ def read_retention(result: Mapping[str, Any]) -> ReadRetention:
   ttl: Optional[float] = None
   if 'ttlMs' in result:
     value = result['ttlMs']
-    ttl = value / 1000 if _exact_int(value) and value >= 0 else 0.0
+    valid = _exact_int(value) and value >= 0
+    ttl = min(value, canonical_json.MAX_SAFE_INTEGER) / 1000 if valid else 0.0
   return ReadRetention(ttl, result.get('cacheScope') != 'public')
 
 
