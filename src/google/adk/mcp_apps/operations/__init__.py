@@ -22,6 +22,9 @@ Modules:
   in-process `OperationOutcomeCache`.
 * `sessions`: `FirstPartySessions`, the first-party Session create/import,
   patch and delete of ADK's own Session routes under a bound profile.
+* `idempotency`: the idempotency key, the method-aware
+  `OperationIdentity`, and `RetainedOutcomes`, the process-local ledger of
+  keyed operations' terminal outcomes.
 
 Example:
 
