@@ -37,11 +37,12 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import collections
 from collections.abc import Awaitable
 from collections.abc import Callable
 from collections.abc import Mapping
-import collections
 import dataclasses
+import hashlib
 import hmac
 import json
 import logging
@@ -56,14 +57,18 @@ from typing import Union
 from ...dependencies._mcp import McpError
 from ...dependencies._mcp import types as mcp_types
 from ..affinity.errors import ConnectionAffinityError
+from ..affinity.generations import GenerationPages
 from ..binding.overrides import EffectiveBinding
 from ..bootstrap.render import ViewGrant
+from ..catalog.app_catalog import admit_app_call
 from ..contracts.principal_resolver import Principal
 from ..contracts.session_authorizer import SessionPurpose
 from ..coordination.coordinator import refuse_reentry
 from ..coordination.coordinator import session_coordinator
+from ..errors import McpAppVisibilityError
 from ..lifecycle.errors import SessionLifecycleError
 from ..lifecycle.manager import check_incarnation
+from ..profile.fingerprint import binding_revision
 from ..profile.host_profile import McpAppsHostProfile
 from ..resources.policy import ResourceReadDeniedError
 from .app_call import AppCallRequest
@@ -76,6 +81,12 @@ from .app_call import OperationSignal
 from .app_call import run_app_call
 from .errors import OperationError
 from .errors import OperationErrorReason
+from .idempotency import Claim
+from .idempotency import idempotency_key_of
+from .idempotency import IdempotencyNamespace
+from .idempotency import OperationIdentity
+from .idempotency import Retained
+from .idempotency import RetainedOutcomes
 
 __all__ = [
     'READ_OPERATION',
@@ -107,6 +118,10 @@ _PROTOCOL_CODES: Final = {
 }
 
 _REQUESTS: Final = frozenset({'tools/call', 'resources/read'})
+
+_PRINCIPAL_DIGEST_KEY: Final = secrets.token_bytes(32)
+"""Keys the principal digests of idempotency namespaces (process-local,
+like the records themselves)."""
 _CANCELLED: Final = 'notifications/cancelled'
 
 RequestId = Union[str, int]
@@ -184,6 +199,31 @@ class _Refusal(Exception):
   detail: str = ''
 
 
+def _replayed(retained: Retained, operation_id: str) -> OperationOutcome:
+  """A retained call outcome as the answer of a new request."""
+  outcome = retained.outcome
+  assert isinstance(outcome, OperationOutcome)
+  if outcome.kind is not OperationOutcomeKind.CANCELLED:
+    return dataclasses.replace(outcome, operation_id=operation_id)
+  # The first execution was cancelled; its retry gets that outcome as an
+  # error, not silence.
+  reason = (
+      outcome.cause.reason
+      if outcome.cause is not None
+      else OperationErrorReason.CANCELLED
+  )
+  return OperationOutcome(
+      operation_id,
+      OperationOutcomeKind.ERROR,
+      error=mcp_types.ErrorData(
+          code=OPERATION_ERROR_CODE,
+          message=f'The app operation failed: {reason.value}',
+          data={'reason': reason.value},
+      ),
+      cause=outcome.cause,
+  )
+
+
 class ViewChannel:
   """The governed channel of one View instance and generation.
 
@@ -201,6 +241,7 @@ class ViewChannel:
       registry: ChannelRegistry,
       environment: OperationEnvironment,
       call_cache: Optional[OperationOutcomeCache] = None,
+      outcomes: Optional[RetainedOutcomes] = None,
       notify: Optional[Notify] = None,
       lease_seconds: float = 900.0,
       clock: Callable[[], float] = time.monotonic,
@@ -214,6 +255,8 @@ class ViewChannel:
       registry: The binding registry serving the View's toolset.
       environment: The Runner-side parts app calls run against.
       call_cache: The app calls' outcome cache (one per host).
+      outcomes: The idempotency ledger (process-local; one per host, or
+        the channel's own when None).
       notify: Delivers the channel's own notifications to the View.
       lease_seconds: How long the channel's lease lasts.
       clock: The monotonic clock (leases, rate).
@@ -230,6 +273,7 @@ class ViewChannel:
     self._registry = registry
     self._environment = environment
     self._call_cache = call_cache or OperationOutcomeCache()
+    self._outcomes = outcomes or RetainedOutcomes()
     self._notify = notify
     self._clock = clock
     self._binding_generation = registry.binding_generation
@@ -358,9 +402,12 @@ class ViewChannel:
       )
     try:
       self._check_params(method, params)
+      keyed = self._keyed(method, params)
       self._check_rate(limits.max_queued_operations, limits)
     except _Refusal as refusal:
       return jsonrpc_error(request_id, refusal.reason, detail=refusal.detail)
+    except OperationError as refusal:
+      return jsonrpc_error(request_id, refusal.reason)
     live = _Live(method, OperationSignal())
     self._live[key] = live
     self._sequence += 1
@@ -368,11 +415,11 @@ class ViewChannel:
     try:
       if method == 'tools/call':
         response = await self._tools_call(
-            request_id, operation_id, params, live
+            request_id, operation_id, params, live, keyed
         )
       else:
         response = await self._resources_read(
-            request_id, operation_id, params, live
+            request_id, operation_id, params, live, keyed
         )
     finally:
       self._live.pop(key, None)
@@ -415,6 +462,46 @@ class ViewChannel:
           params.get('uri'), str
       ):
         raise _Refusal(OperationErrorReason.INVALID_PARAMS, 'uri')
+
+  def _keyed(
+      self, method: str, params: Mapping[str, Any]
+  ) -> Optional[tuple[str, OperationIdentity]]:
+    """The request's idempotency key and operation identity, if keyed."""
+    key = idempotency_key_of(params.get('_meta'))
+    if key is None:
+      return None
+    binding = self.grant.binding
+    if method == 'tools/call':
+      identity = OperationIdentity.for_call(
+          binding.toolset_id,
+          binding.server_id,
+          params['name'],
+          params.get('arguments'),
+      )
+    else:
+      identity = OperationIdentity.for_read(
+          binding.toolset_id,
+          binding.server_id,
+          params['uri'],
+          canonicalizer=self._profile().resource_policy.canonicalizer,
+      )
+    return key, identity
+
+  def _namespace(self, **read_revisions: str) -> IdempotencyNamespace:
+    principal = hmac.new(
+        _PRINCIPAL_DIGEST_KEY,
+        self._principal.principal_id.encode(),
+        hashlib.sha256,
+    ).hexdigest()
+    return IdempotencyNamespace(
+        principal_digest=principal,
+        view_id=self.view_id,
+        binding_revision=binding_revision(self._profile()),
+        binding_generation=self._binding_generation,
+        incarnation=self.grant.incarnation,
+        connection_generation_id=self.grant.generation_id,
+        **read_revisions,
+    )
 
   def _check_rate(self, max_queued: int, limits: Any) -> None:
     if len(self._live) >= max_queued:
@@ -510,20 +597,45 @@ class ViewChannel:
       operation_id: str,
       params: Mapping[str, Any],
       live: _Live,
+      keyed: Optional[tuple[str, OperationIdentity]],
   ) -> Optional[dict[str, Any]]:
     tool_name: str = params['name']
     effective = self._registry.effective(self.grant.binding.toolset_id)
     server_id = self.grant.binding.server_id
+    claims: list[Claim] = []
 
     async def admission() -> Optional[OperationOutcome]:
       await self.barrier('tools/call')
-      if not self._registry.effective(
+      policy = self._registry.effective(
           self.grant.binding.toolset_id
-      ).app_call_policy.admits(tool_name):
+      ).app_call_policy
+      if not policy.admits(tool_name):
         raise OperationError(
             OperationErrorReason.ADMISSION_DENIED, 'app-call policy'
         )
-      return None
+      if keyed is None:
+        return None
+      # Fresh admission precedes the lookup; a retained outcome is only
+      # replayed for a call that would be admitted now.
+      got = await self._outcomes.claim_async(
+          self._namespace(), keyed[0], keyed[1]
+      )
+      if isinstance(got, Claim):
+        claims.append(got)
+        return None
+      try:
+        await admit_app_call(
+            GenerationPages(self.grant.hold.generation),
+            tool_name,
+            view_server_id=server_id,
+            target_server_id=server_id,
+            policy=policy,
+        )
+      except McpAppVisibilityError as denial:
+        raise OperationError(
+            OperationErrorReason.ADMISSION_DENIED, 'not listed now'
+        ) from denial
+      return _replayed(got, operation_id)
 
     request = AppCallRequest(
         operation_id=operation_id,
@@ -546,7 +658,17 @@ class ViewChannel:
           signal=live.signal,
       )
     except OperationError as error:
+      for claim in claims:
+        claim.abandon()
       return jsonrpc_error(request_id, error.reason)
+    except BaseException:
+      for claim in claims:
+        claim.abandon()
+      raise
+    for claim in claims:
+      # The first terminal outcome is the retained one, cancellations
+      # included.
+      claim.settle(outcome)
     return await self._answer(request_id, outcome)
 
   async def _answer(
@@ -598,5 +720,6 @@ class ViewChannel:
       operation_id: str,
       params: Mapping[str, Any],
       live: _Live,
+      keyed: Optional[tuple[str, OperationIdentity]],
   ) -> Optional[dict[str, Any]]:
     raise NotImplementedError
