@@ -83,6 +83,7 @@ APP_READ_METHOD: Final = 'resources/read'
 """The method an app read runs (and names in its errors)."""
 
 _REVISION_LENGTH = len('sha256:') + 16
+_ASCII_SPACE = str.maketrans('', '', ' \t\n\r\f\v')
 
 _ROUND_FAILURES: Final = {
     MultiRoundFailure.ROUNDS_EXCEEDED: (
@@ -260,7 +261,7 @@ def _payload_bytes(item: Any, index: int) -> int:
   blob = getattr(item, 'blob', None)
   if isinstance(blob, str):
     try:
-      return len(base64.b64decode(''.join(blob.split()), validate=True))
+      return len(base64.b64decode(blob.translate(_ASCII_SPACE), validate=True))
     except (binascii.Error, ValueError) as error:
       raise ReadResponseRejectedError(
           ReadRejection.MALFORMED_ITEM, 'blob is not base64', index
