@@ -555,8 +555,9 @@ async def test_read_held_at_the_server_past_the_time_limit_fails_typed(
 
   The gated read reaches the server (the gate saw its tag) and waits there
   until the test opens the gate, which it does only after the read ended
-  with `MRTR_TIMEOUT`. The late answer is dropped, the read was not sent
-  again, and the View's generation still serves the next read.
+  with `MRTR_TIMEOUT` (`max_seconds=3`). The late answer is dropped, the
+  read was not sent again, and the View's generation still serves the next
+  read.
   """
   async with ServerGate() as gate:
     async with _view_reads(
@@ -570,9 +571,16 @@ async def test_read_held_at_the_server_past_the_time_limit_fails_typed(
       uri = names.GATED_READ_TEMPLATE.format(tag="late")
       before = view.reads()
       task = asyncio.create_task(
-          run_app_read(view.request(uri, max_seconds=1.0))
+          run_app_read(view.request(uri, max_seconds=3.0))
       )
-      await gate.entered.wait()
+      entered = asyncio.create_task(gate.entered.wait())
+      try:
+        done, _ = await asyncio.wait(
+            {task, entered}, return_when=asyncio.FIRST_COMPLETED
+        )
+      finally:
+        entered.cancel()
+      assert entered in done  # Held at the server before the time ran out.
       with pytest.raises(OperationError) as info:
         await task
       assert info.value.reason is OperationErrorReason.MRTR_TIMEOUT
