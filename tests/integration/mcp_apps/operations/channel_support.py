@@ -27,6 +27,7 @@ from typing import Optional
 
 from exec_ownership_support import Stage
 from google.adk.mcp_apps.bootstrap.render import ViewGrant
+from google.adk.mcp_apps.operations.app_call import OperationEnvironment
 from google.adk.mcp_apps.operations.view_channel import ViewChannel
 from google.adk.mcp_apps.sealing.resolver import ViewBinding
 from sealing_support import PRINCIPAL
@@ -81,6 +82,43 @@ async def open_channel(
       environment=s.environment(),
       call_cache=s.cache,
       notify=notify,
+      **fields,
+  )
+
+
+async def open_read_channel(view: Any, **fields: Any) -> ViewChannel:
+  """A channel on a `read_support.ViewReads` View (reads only)."""
+  key = view.stack.key(view.session_id)
+  store = view.stack.profile.session_lifecycle_store
+  incarnation = 0 if store is None else (await store.read(key)).incarnation
+  grant = ViewGrant(
+      view_id=secrets.token_urlsafe(12),
+      session=key,
+      binding=ViewBinding(
+          TOOLSET,
+          view.stack.registry.server_id(TOOLSET),
+          view.event_id,
+          view.call_id,
+      ),
+      generation_id=view.hold.generation_id,
+      incarnation=int(incarnation),
+      _hold=view.hold,
+  )
+  session = await view.stack.session_service.get_session(
+      app_name=key.app_name, user_id=key.user_id, session_id=key.session_id
+  )
+  fields.setdefault("principal", PRINCIPAL)
+  return ViewChannel(
+      grant=grant,
+      widget_uri=view.widget_uri,
+      registry=view.stack.registry,
+      environment=OperationEnvironment(
+          session_service=view.stack.session_service,
+          session=session,
+          plugin_manager=view.stack.runner.plugin_manager,
+          agent=view.stack.runner.agent,
+          root_agent=view.stack.runner.agent,
+      ),
       **fields,
   )
 

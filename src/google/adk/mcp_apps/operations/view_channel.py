@@ -79,12 +79,17 @@ from .app_call import OperationOutcomeCache
 from .app_call import OperationOutcomeKind
 from .app_call import OperationSignal
 from .app_call import run_app_call
+from .app_read import AppReadRequest
+from .app_read import ReadLimits
+from .app_read import run_app_read
+from .app_read import validate_read_response
 from .errors import OperationError
 from .errors import OperationErrorReason
 from .idempotency import Claim
 from .idempotency import idempotency_key_of
 from .idempotency import IdempotencyNamespace
 from .idempotency import OperationIdentity
+from .idempotency import read_retention
 from .idempotency import Retained
 from .idempotency import RetainedOutcomes
 
@@ -243,6 +248,7 @@ class ViewChannel:
       call_cache: Optional[OperationOutcomeCache] = None,
       outcomes: Optional[RetainedOutcomes] = None,
       notify: Optional[Notify] = None,
+      read_item_bytes: Optional[int] = None,
       lease_seconds: float = 900.0,
       clock: Callable[[], float] = time.monotonic,
   ) -> None:
@@ -258,6 +264,8 @@ class ViewChannel:
       outcomes: The idempotency ledger (process-local; one per host, or
         the channel's own when None).
       notify: Delivers the channel's own notifications to the View.
+      read_item_bytes: A per-item byte bound on read responses below the
+        profile's `max_response_bytes`.
       lease_seconds: How long the channel's lease lasts.
       clock: The monotonic clock (leases, rate).
     """
@@ -274,6 +282,7 @@ class ViewChannel:
     self._environment = environment
     self._call_cache = call_cache or OperationOutcomeCache()
     self._outcomes = outcomes or RetainedOutcomes()
+    self._read_item_bytes = read_item_bytes
     self._notify = notify
     self._clock = clock
     self._binding_generation = registry.binding_generation
@@ -722,4 +731,153 @@ class ViewChannel:
       live: _Live,
       keyed: Optional[tuple[str, OperationIdentity]],
   ) -> Optional[dict[str, Any]]:
-    raise NotImplementedError
+    # Started by code that owns this Session: refused before it waits.
+    refuse_reentry(self.grant.session, READ_OPERATION)
+    read = asyncio.ensure_future(
+        self._owned_read(request_id, operation_id, params['uri'], keyed, live)
+    )
+    interrupted = live.signal._wait()  # pylint: disable=protected-access
+    pending: set[asyncio.Future[Any]] = {read, interrupted}
+    try:
+      await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+      live.signal.disconnect()
+      await _stopped(read)
+      raise
+    if not read.done():
+      # Cancelled, disconnected or torn down: no late response; the read's
+      # claim keeps the cancellation as its outcome.
+      await _stopped(read)
+      return None
+    interrupted.cancel()
+    return read.result()
+
+  async def _owned_read(
+      self,
+      request_id: RequestId,
+      operation_id: str,
+      uri: str,
+      keyed: Optional[tuple[str, OperationIdentity]],
+      live: _Live,
+  ) -> dict[str, Any]:
+    coordinator = session_coordinator()
+    ownership = await coordinator.acquire(self.grant.session, READ_OPERATION)
+    claim: Optional[Claim] = None
+    denied: list[OperationError] = []
+    try:
+      try:
+        await self.barrier('resources/read', uri)
+      except OperationError as refusal:
+        return jsonrpc_error(request_id, refusal.reason)
+      profile = self._profile()
+      policy = profile.resource_policy.for_widget(self._widget_uri)
+      limits = ReadLimits.of(
+          profile.limits, max_item_bytes=self._read_item_bytes
+      )
+      credential = self.grant.hold.generation.key.credential_context
+      if keyed is not None:
+        got = await self._outcomes.claim_async(
+            self._namespace(
+                resource_policy_revision=policy.revision,
+                delivery_limit_revision=limits.revision,
+            ),
+            keyed[0],
+            keyed[1],
+            credential_context=credential,
+        )
+        if isinstance(got, Retained):
+          return _replayed_read(request_id, got, policy, limits)
+        claim = got
+
+      async def between_legs() -> None:
+        # An MRTR leg gives the Session up and comes back through the
+        # whole barrier: a revocation meanwhile denies the resumption.
+        await coordinator.requeue(ownership)
+        try:
+          await self.barrier('resources/read', uri)
+        except OperationError as refusal:
+          denied.append(refusal)
+          raise
+
+      retained: Any
+      ttl: Optional[float] = None
+      private = True
+      try:
+        result, _ = await run_app_read(
+            AppReadRequest(
+                operation_id=operation_id,
+                hold=self.grant.hold,
+                uri=uri,
+                policy=policy,
+                limits=limits,
+                max_rounds=profile.limits.mrtr_max_rounds,
+                max_seconds=profile.limits.mrtr_max_seconds,
+            ),
+            between_legs=between_legs,
+        )
+      except OperationError as error:
+        response = jsonrpc_error(request_id, error.reason)
+        retained = ('error', response['error'])
+      except McpError as error:
+        response = _wire_error(request_id, error.error)
+        retained = ('error', response['error'])
+      else:
+        wire = result.model_dump(mode='json', by_alias=True, exclude_none=True)
+        response = _result(request_id, wire)
+        retained = ('result', result)
+        retention = read_retention(wire)
+        ttl, private = retention.ttl_seconds, retention.private
+      if claim is not None:
+        if denied:
+          claim.abandon()  # A barrier denial is no outcome of the read.
+        else:
+          claim.settle(
+              retained,
+              ttl_seconds=ttl,
+              credential_context=credential if private else None,
+          )
+      return response
+    except asyncio.CancelledError:
+      if claim is not None and claim.is_open:
+        reason = live.signal.reason or OperationErrorReason.DISCONNECTED
+        claim.settle(('cancelled', reason), credential_context=credential)
+      raise
+    except BaseException:
+      if claim is not None and claim.is_open:
+        claim.abandon()
+      raise
+    finally:
+      ownership.release()
+
+
+def _replayed_read(
+    request_id: RequestId,
+    retained: Retained,
+    policy: Any,
+    limits: ReadLimits,
+) -> dict[str, Any]:
+  """A retained read as the answer of a new request, re-validated now."""
+  kind, value = retained.outcome
+  if kind == 'cancelled':
+    return jsonrpc_error(request_id, value)
+  if kind == 'error':
+    return {'jsonrpc': '2.0', 'id': request_id, 'error': value}
+  try:
+    # The item-level matcher and the delivery limits run again on the
+    # retained items: a narrowed policy or shrunk limit denies the replay.
+    validate_read_response(list(value.contents), policy, limits)
+  except OperationError as error:
+    return jsonrpc_error(request_id, error.reason)
+  return _result(
+      request_id,
+      value.model_dump(mode='json', by_alias=True, exclude_none=True),
+  )
+
+
+async def _stopped(task: asyncio.Future[Any]) -> None:
+  """Cancels `task` and waits for it to end (no late response)."""
+  task.cancel()
+  try:
+    await task
+  except BaseException:  # pylint: disable=broad-exception-caught
+    pass
