@@ -32,6 +32,10 @@ from typing import Optional
 
 from ..catalog.app_catalog import AppCallPolicy
 from ..profile.capabilities import HostCapabilities
+from ..profile.limits import DeliveryLimits
+from ..profile.policies import ResourcePolicySettings
+from ..resources.policy import ResourceMatchKind
+from ..resources.policy import ResourceReadPolicy
 from .errors import WideningOverrideError
 
 CALLERS = frozenset({'model', 'app'})
@@ -50,11 +54,17 @@ class BindingOverrides:
     host_capabilities: Narrows the profile's `HostCapabilities`.
     visibility: Narrows `{"model", "app"}`, the callers this toolset's
       tools may be exposed to.
+    resource_policy: Narrows the profile's resource-read entries: each
+      entry must be admitted by the entries in force (a prefix entry by a
+      prefix entry in force).
+    delivery: Narrows the profile's delivery limits, field by field.
   """
 
   app_call_policy: Optional[AppCallPolicy] = None
   host_capabilities: Optional[HostCapabilities] = None
   visibility: Optional[frozenset[str]] = None
+  resource_policy: Optional[ResourcePolicySettings] = None
+  delivery: Optional[DeliveryLimits] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,11 +75,16 @@ class EffectiveBinding:
     app_call_policy: The app-call policy.
     host_capabilities: The host capabilities (None without a profile).
     visibility: The callers served.
+    resource_policy: The narrowed resource-read entries; None: the
+      profile's.
+    delivery: The narrowed delivery limits; None: the profile's.
   """
 
   app_call_policy: AppCallPolicy
   host_capabilities: Optional[HostCapabilities]
   visibility: frozenset[str]
+  resource_policy: Optional[ResourcePolicySettings] = None
+  delivery: Optional[DeliveryLimits] = None
 
 
 def _policy_within(narrow: AppCallPolicy, base: AppCallPolicy) -> bool:
@@ -99,10 +114,47 @@ def _capabilities_within(
   )
 
 
+_PROBE_WIDGET = 'ui://adk-narrowing.invalid/probe'
+"""Stands in for a View's own URI when entries are compared."""
+
+
+def _entries_within(
+    narrow: ResourcePolicySettings, base: ResourcePolicySettings
+) -> bool:
+  if narrow.canonicalizer.revision != base.canonicalizer.revision:
+    return False
+  judges = {
+      ResourceMatchKind.EXACT: ResourceReadPolicy(
+          _PROBE_WIDGET, base.entries, canonicalizer=base.canonicalizer
+      ),
+      ResourceMatchKind.PREFIX: ResourceReadPolicy(
+          _PROBE_WIDGET,
+          [e for e in base.entries if e.kind is ResourceMatchKind.PREFIX],
+          canonicalizer=base.canonicalizer,
+      ),
+  }
+  return all(judges[e.kind].admits(e.uri) for e in narrow.entries)
+
+
+def _delivery_within(narrow: DeliveryLimits, base: DeliveryLimits) -> bool:
+  return all(
+      getattr(narrow, f.name) <= getattr(base, f.name)
+      for f in dataclasses.fields(DeliveryLimits)
+  )
+
+
 def narrowed(
-    toolset_id: str, base: EffectiveBinding, overrides: BindingOverrides
+    toolset_id: str,
+    base: EffectiveBinding,
+    overrides: BindingOverrides,
+    *,
+    profile: Any = None,
 ) -> EffectiveBinding:
-  """Applies overrides to a base, refusing any widening."""
+  """Applies overrides to a base, refusing any widening.
+
+  `profile` (the bound `McpAppsHostProfile`) supplies the resource policy
+  and delivery limits a first narrowing of them narrows.
+  """
   policy = base.app_call_policy
   if overrides.app_call_policy is not None:
     if not _policy_within(overrides.app_call_policy, policy):
@@ -130,4 +182,26 @@ def narrowed(
     visibility = requested
   if 'app' not in visibility:
     policy = AppCallPolicy.deny_all()
-  return EffectiveBinding(policy, capabilities, visibility)
+  resources = base.resource_policy
+  if overrides.resource_policy is not None:
+    in_force = resources or getattr(profile, 'resource_policy', None)
+    if in_force is None or not _entries_within(
+        overrides.resource_policy, in_force
+    ):
+      raise WideningOverrideError(
+          f'Toolset {toolset_id!r}: the resource-policy override widens'
+          ' the entries in force'
+      )
+    resources = overrides.resource_policy
+  delivery = base.delivery
+  if overrides.delivery is not None:
+    limits = base.delivery or getattr(
+        getattr(profile, 'limits', None), 'delivery', None
+    )
+    if limits is None or not _delivery_within(overrides.delivery, limits):
+      raise WideningOverrideError(
+          f'Toolset {toolset_id!r}: the delivery-limits override widens'
+          ' the limits in force'
+      )
+    delivery = overrides.delivery
+  return EffectiveBinding(policy, capabilities, visibility, resources, delivery)

@@ -244,7 +244,9 @@ class McpAppBindingRegistry:
     """
     entry = self._table.entry(toolset_id)
     with self._table.lock:
-      entry.effective = narrowed(toolset_id, entry.effective, overrides)
+      entry.effective = narrowed(
+          toolset_id, entry.effective, overrides, profile=self._profile
+      )
 
   def effective(self, toolset_id: str) -> EffectiveBinding:
     """The narrowed policy in force for a toolset."""

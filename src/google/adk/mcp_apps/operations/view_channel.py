@@ -70,6 +70,8 @@ from ..lifecycle.errors import SessionLifecycleError
 from ..lifecycle.manager import check_incarnation
 from ..profile.fingerprint import binding_revision
 from ..profile.host_profile import McpAppsHostProfile
+from ..profile.limits import DeliveryLimits
+from ..profile.policies import ResourcePolicySettings
 from ..resources.policy import ResourceReadDeniedError
 from .app_call import AppCallRequest
 from .app_call import OPERATION_ERROR_CODE
@@ -195,6 +197,7 @@ class _Live:
 
   method: str
   signal: OperationSignal
+  size: int
   cancelled: bool = False
 
 
@@ -359,10 +362,11 @@ class ViewChannel:
       The request's one terminal JSON-RPC response; None for a
       notification and for a cancelled request (no late response).
     """
-    limits = self._profile().limits.delivery
+    limits = self._delivery()
     if isinstance(message, (str, bytes)):
       raw = message.encode() if isinstance(message, str) else message
-      if len(raw) > limits.max_request_bytes:
+      size = len(raw)
+      if size > limits.max_request_bytes:
         return jsonrpc_error(None, OperationErrorReason.REQUEST_TOO_LARGE)
       try:
         parsed: Any = json.loads(raw)
@@ -412,12 +416,12 @@ class ViewChannel:
     try:
       self._check_params(method, params)
       keyed = self._keyed(method, params)
-      self._check_rate(limits.max_queued_operations, limits)
+      self._check_rate(limits)
     except _Refusal as refusal:
       return jsonrpc_error(request_id, refusal.reason, detail=refusal.detail)
     except OperationError as refusal:
       return jsonrpc_error(request_id, refusal.reason)
-    live = _Live(method, OperationSignal())
+    live = _Live(method, OperationSignal(), size)
     self._live[key] = live
     self._sequence += 1
     operation_id = f'{self.view_id}:{self._sequence}'
@@ -492,7 +496,7 @@ class ViewChannel:
           binding.toolset_id,
           binding.server_id,
           params['uri'],
-          canonicalizer=self._profile().resource_policy.canonicalizer,
+          canonicalizer=self._resource_policy().canonicalizer,
       )
     return key, identity
 
@@ -512,8 +516,8 @@ class ViewChannel:
         **read_revisions,
     )
 
-  def _check_rate(self, max_queued: int, limits: Any) -> None:
-    if len(self._live) >= max_queued:
+  def _check_rate(self, limits: DeliveryLimits) -> None:
+    if len(self._live) >= limits.max_queued_operations:
       raise _Refusal(OperationErrorReason.QUEUE_FULL)
     now = self._clock()
     while self._admitted and self._admitted[0] <= now - 60.0:
@@ -524,13 +528,37 @@ class ViewChannel:
 
   # -- the post-queue barrier --------------------------------------------------
 
+  def _resource_policy(self) -> ResourcePolicySettings:
+    """The resource-read entries in force: narrowed, else the profile's."""
+    effective = self._registry.effective(self.grant.binding.toolset_id)
+    return effective.resource_policy or self._profile().resource_policy
+
+  def _delivery(self) -> DeliveryLimits:
+    """The delivery limits in force: narrowed, else the profile's."""
+    effective = self._registry.effective(self.grant.binding.toolset_id)
+    return effective.delivery or self._profile().limits.delivery
+
+  def _read_limits(self) -> ReadLimits:
+    delivery = self._delivery()
+    total = delivery.max_response_bytes
+    return ReadLimits(
+        max_item_bytes=min(self._read_item_bytes or total, total),
+        max_total_bytes=total,
+        max_items=delivery.max_content_items,
+    )
+
   def _profile(self) -> McpAppsHostProfile:
     profile = self._registry.profile
     if profile is None:
       raise _Refusal(OperationErrorReason.BINDING_CHANGED, 'unbound')
     return profile
 
-  async def barrier(self, method: str, uri: Optional[str] = None) -> None:
+  async def barrier(
+      self,
+      method: str,
+      uri: Optional[str] = None,
+      size: Optional[int] = None,
+  ) -> None:
     """Re-checks everything the View's operation depends on, in order.
 
     Runs once the Session is owned, before any callback, remote call or
@@ -540,11 +568,13 @@ class ViewChannel:
       OperationError: The first check that fails, by its reason.
     """
     try:
-      await self._barrier(method, uri)
+      await self._barrier(method, uri, size)
     except _Refusal as refusal:
       raise OperationError(refusal.reason, refusal.detail) from None
 
-  async def _barrier(self, method: str, uri: Optional[str]) -> None:
+  async def _barrier(
+      self, method: str, uri: Optional[str], size: Optional[int]
+  ) -> None:
     if self._closed is not None:
       raise _Refusal(self._closed, 'the channel closed while queued')
     if self._revoked or self._clock() >= self._expires_at:
@@ -571,9 +601,11 @@ class ViewChannel:
         raise _Refusal(
             OperationErrorReason.INCARNATION_CHANGED, 'incarnation'
         ) from None
+    if size is not None and size > self._delivery().max_request_bytes:
+      raise _Refusal(OperationErrorReason.LIMIT_EXCEEDED, 'request bytes')
     if uri is not None:
       try:
-        profile.resource_policy.for_widget(self._widget_uri).check(uri)
+        self._resource_policy().for_widget(self._widget_uri).check(uri)
       except ResourceReadDeniedError:
         raise _Refusal(
             OperationErrorReason.RESOURCE_POLICY_DENIED, 'resource policy'
@@ -614,7 +646,7 @@ class ViewChannel:
     claims: list[Claim] = []
 
     async def admission() -> Optional[OperationOutcome]:
-      await self.barrier('tools/call')
+      await self.barrier('tools/call', size=live.size)
       policy = self._registry.effective(
           self.grant.binding.toolset_id
       ).app_call_policy
@@ -766,14 +798,12 @@ class ViewChannel:
     denied: list[OperationError] = []
     try:
       try:
-        await self.barrier('resources/read', uri)
+        await self.barrier('resources/read', uri, live.size)
       except OperationError as refusal:
         return jsonrpc_error(request_id, refusal.reason)
       profile = self._profile()
-      policy = profile.resource_policy.for_widget(self._widget_uri)
-      limits = ReadLimits.of(
-          profile.limits, max_item_bytes=self._read_item_bytes
-      )
+      policy = self._resource_policy().for_widget(self._widget_uri)
+      limits = self._read_limits()
       credential = self.grant.hold.generation.key.credential_context
       if keyed is not None:
         got = await self._outcomes.claim_async(
@@ -794,7 +824,7 @@ class ViewChannel:
         # whole barrier: a revocation meanwhile denies the resumption.
         await coordinator.requeue(ownership)
         try:
-          await self.barrier('resources/read', uri)
+          await self.barrier('resources/read', uri, live.size)
         except OperationError as refusal:
           denied.append(refusal)
           raise
