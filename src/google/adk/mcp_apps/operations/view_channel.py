@@ -126,6 +126,12 @@ _PROTOCOL_CODES: Final = {
 
 _REQUESTS: Final = frozenset({'tools/call', 'resources/read'})
 
+_INTERRUPTIONS: Final = frozenset({
+    OperationErrorReason.CANCELLED,
+    OperationErrorReason.DISCONNECTED,
+    OperationErrorReason.TEARDOWN,
+})
+
 _PRINCIPAL_DIGEST_KEY: Final = secrets.token_bytes(32)
 """Keys the principal digests of idempotency namespaces (process-local,
 like the records themselves)."""
@@ -283,8 +289,10 @@ class ViewChannel:
     self._principal = principal
     self._registry = registry
     self._environment = environment
-    self._call_cache = call_cache or OperationOutcomeCache()
-    self._outcomes = outcomes or RetainedOutcomes()
+    self._call_cache = (
+        call_cache if call_cache is not None else OperationOutcomeCache()
+    )
+    self._outcomes = outcomes if outcomes is not None else RetainedOutcomes()
     self._read_item_bytes = read_item_bytes
     self._notify = notify
     self._clock = clock
@@ -858,7 +866,14 @@ class ViewChannel:
         retention = read_retention(wire)
         ttl, private = retention.ttl_seconds, retention.private
       if claim is not None:
-        if denied:
+        if denied and denied[0].reason in _INTERRUPTIONS:
+          # Torn down or gone while suspended: the cancellation is the
+          # outcome the key keeps.
+          _interrupted(operation_id, denied[0].reason)
+          claim.settle(
+              ('cancelled', denied[0].reason), credential_context=credential
+          )
+        elif denied:
           claim.abandon()  # A barrier denial is no outcome of the read.
         else:
           claim.settle(
@@ -868,8 +883,9 @@ class ViewChannel:
           )
       return response
     except asyncio.CancelledError:
+      reason = live.signal.reason or OperationErrorReason.DISCONNECTED
+      _interrupted(operation_id, reason)
       if claim is not None and claim.is_open:
-        reason = live.signal.reason or OperationErrorReason.DISCONNECTED
         claim.settle(('cancelled', reason), credential_context=credential)
       raise
     except BaseException:
@@ -878,6 +894,16 @@ class ViewChannel:
       raise
     finally:
       ownership.release()
+
+
+def _interrupted(operation_id: str, reason: OperationErrorReason) -> None:
+  # A read has no effect to reconcile: its interruption's record is this
+  # line (the View got no response).
+  logger.info(
+      'View read %s interrupted (%s); nothing was delivered',
+      operation_id,
+      reason.value,
+  )
 
 
 def _replayed_read(
