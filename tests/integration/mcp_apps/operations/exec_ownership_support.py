@@ -367,11 +367,13 @@ async def stage(
     options: Optional[dict[str, Any]] = None,
     plugins: Sequence[BasePlugin] = (),
     agent_fields: Optional[dict[str, Any]] = None,
+    connect: Optional[Callable[[dict[str, Any]], Any]] = None,
 ) -> AsyncIterator[Stage]:
   """A Session with a View rendered by a real turn, on `backend`.
 
   `plugins` run after the `Recorder`; `agent_fields` replace the
-  `AgentLog`'s callbacks of the same name.
+  `AgentLog`'s callbacks of the same name; `connect` maps the server
+  options to the connection parameters (a stdio server by default).
   """
   effects = tmp_path / "effects.json"
   requests_log = tmp_path / "requests.jsonl"
@@ -382,9 +384,13 @@ async def stage(
   }
   if gate is not None:
     server_options["gate_socket"] = gate.path
-  params = StdioConnectionParams(
-      server_params=mcp_apps.stdio_parameters(server_options), timeout=TIMEOUT
-  )
+  if connect is not None:
+    params = connect(server_options)
+  else:
+    params = StdioConnectionParams(
+        server_params=mcp_apps.stdio_parameters(server_options),
+        timeout=TIMEOUT,
+    )
   profile: Any = None
   service: Any = InMemorySessionService()
   if backend == "sqlite":
