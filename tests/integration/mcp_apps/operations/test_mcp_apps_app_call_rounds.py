@@ -573,3 +573,76 @@ async def test_the_barrier_runs_before_every_further_leg_and_can_end_it(
     assert refused.record_kind is AuditKind.RECONCILIATION
     assert len(legs(s.requests_log)) == 3 + 1
     assert s.recorder.log.count(f"plugin_before_tool:{TOOL}") == 2
+
+
+# --- P2-AFF-10: requestState across a round-robin binding ----------------------
+
+SHARED_STATE_KEY = "conformance-request-state-key-0001-shared"
+
+
+def round_robin(
+    start_server: Any, start_proxy: Any, logs: list[Path], **extra: Any
+) -> Any:
+  """`stage(connect=...)`: two stateless backends behind the proxy.
+
+  Each backend logs to its own file in `logs`.
+  """
+
+  def connect(options: dict[str, Any]) -> StreamableHTTPConnectionParams:
+    backends = [
+        start_server(
+            "streamable-http",
+            stateless=True,
+            options={**options, **extra, "request_log_file": str(log)},
+        ).url
+        for log in logs
+    ]
+    proxy = start_proxy(backends)
+    return StreamableHTTPConnectionParams(url=proxy.url, timeout=TIMEOUT)
+
+  return connect
+
+
+@pytest.mark.conformance("P2-AFF-10", "P4-MRTR-02")
+async def test_request_state_is_echoed_byte_identically_across_backends(
+    mcp_apps: Any,
+    tmp_path: Path,
+    start_server: Any,
+    start_proxy: Any,
+    monkeypatch: Any,
+) -> None:
+  """One logical binding, two backend processes, one multi-round call.
+
+  Two stateless 2026-07-28 backends share a `requestState` key behind the
+  strict round-robin proxy. The View's four-leg call alternates between
+  them: each leg after the first carries exactly the sealed state the
+  other backend sent (ADK echoes it opaquely), every leg is a fresh id,
+  and the call completes with every state the servers minted.
+  """
+  monkeypatch.setenv(MODERN_FLAG, "1")
+  logs = [tmp_path / "backend0.jsonl", tmp_path / "backend1.jsonl"]
+  connect = round_robin(
+      start_server, start_proxy, logs, request_state_secret=SHARED_STATE_KEY
+  )
+  async with rounds_stage(mcp_apps, tmp_path, "in_memory", connect) as s:
+    assert s.hold.generation.era is ConnectionEra.MODERN
+    outcome = await s.call(TOOL, {"rounds": 4, "tag": "rr"}, op="op-rr")
+    assert isinstance(outcome.wire, mcp_types.CallToolResult), outcome
+    assert outcome.wire.structured_content["states"] == [
+        "rr:leg1",
+        "rr:leg2",
+        "rr:leg3",
+    ]
+    by_backend = [legs(log) for log in logs]
+    assert all(by_backend), "the legs must reach both backends"
+    merged = sorted(
+        ((leg, i) for i, found in enumerate(by_backend) for leg in found),
+        key=lambda pair: pair[0].id,
+    )
+    assert len(merged) == 4
+    assert len({leg.id for leg, _ in merged}) == 4
+    assert merged[0][0].sent_state is None
+    for (previous, was), (leg, now) in zip(merged, merged[1:]):
+      assert now != was  # Each echo crosses to the other process.
+      assert leg.sent_state == previous.answered_state
+    assert merged[-1][0].result_type == "complete"
