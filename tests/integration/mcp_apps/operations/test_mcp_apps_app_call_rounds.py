@@ -44,6 +44,7 @@ from google.adk.mcp_apps.affinity.generations import ConnectionEra
 from google.adk.mcp_apps.affinity.rounds import drive_state_rounds
 from google.adk.mcp_apps.affinity.rounds import MultiRoundError
 from google.adk.mcp_apps.affinity.rounds import MultiRoundFailure
+from google.adk.mcp_apps.affinity.rounds import state_kwargs
 from google.adk.mcp_apps.affinity.routing import call_app_tool
 from google.adk.mcp_apps.audit.pipeline import AuditKind
 from google.adk.mcp_apps.operations.app_call import OPERATION_ERROR_CODE
@@ -53,8 +54,11 @@ from google.adk.mcp_apps.operations.errors import OperationError
 from google.adk.mcp_apps.operations.errors import OperationErrorReason
 from google.adk.mcp_apps.profile.limits import HostLimits
 from google.adk.tools.mcp_tool import StreamableHTTPConnectionParams
+from mcp import Client
 from mcp import types as mcp_types
+from mcp_apps_conformance_server import build_server
 from mcp_apps_conformance_server import names
+from mcp_apps_conformance_server import ServerOptions
 import pytest
 from sealing_support import ServerGate
 
@@ -646,3 +650,110 @@ async def test_request_state_is_echoed_byte_identically_across_backends(
       assert now != was  # Each echo crosses to the other process.
       assert leg.sent_state == previous.answered_state
     assert merged[-1][0].result_type == "complete"
+
+
+# --- The driver itself, against an in-process 2026-07-28 server ---------------
+
+
+@contextlib.asynccontextmanager
+async def in_process_legs(
+    tmp_path: Path, arguments: dict[str, Any], tool: str = TOOL
+) -> AsyncIterator[tuple[Any, Path]]:
+  """A leg function calling `tool` on an in-process modern server, and the
+  server's request log."""
+  log = tmp_path / "in_process.jsonl"
+  server = build_server(
+      ServerOptions(
+          **ROUNDS_OPTIONS, asking_read=True, request_log_file=str(log)
+      )
+  )
+  async with Client(server) as client:
+
+    async def leg(state: Optional[str]) -> Any:
+      return await client.session.call_tool(
+          tool, arguments, **state_kwargs(state)
+      )
+
+    yield leg, log
+
+
+@pytest.mark.conformance("P4-MRTR-06")
+async def test_the_time_cap_covers_all_legs_together(tmp_path: Path) -> None:
+  """The cap is on the legs' total time, checked before each leg.
+
+  With a clock that advances 10 s per leg and a 25 s cap, legs 1-3 are
+  sent (before each, time remains) and the fourth is not: `TIMEOUT`
+  after three legs, and the server saw exactly three.
+  """
+  now = [0.0]
+  async with in_process_legs(tmp_path, {"rounds": 0, "tag": "clock"}) as (
+      send,
+      log,
+  ):
+
+    async def leg(state: Optional[str]) -> Any:
+      result = await send(state)
+      now[0] += 10.0
+      return result
+
+    with pytest.raises(MultiRoundError) as info:
+      await drive_state_rounds(
+          leg,
+          era=ConnectionEra.MODERN,
+          generation_id="in-process",
+          method="tools/call",
+          max_rounds=8,
+          max_seconds=25.0,
+          clock=lambda: now[0],
+      )
+  assert info.value.failure is MultiRoundFailure.TIMEOUT
+  assert info.value.legs == 3
+  assert len(legs(log)) == 3
+
+
+@pytest.mark.conformance("P4-MRTR-03", "P4-MRTR-12")
+async def test_the_driver_sends_no_leg_after_a_refusal(tmp_path: Path) -> None:
+  """What ends the request sends nothing more.
+
+  A barrier raising before leg 2 ends the request with its own error after
+  one leg; an input-bearing first answer (`asking_view`) is refused typed
+  after one leg, its state never echoed.
+  """
+
+  class Revoked(Exception):
+    pass
+
+  async def barrier() -> None:
+    raise Revoked()
+
+  async with in_process_legs(tmp_path, {"rounds": 3, "tag": "bar"}) as (
+      leg,
+      log,
+  ):
+    with pytest.raises(Revoked):
+      await drive_state_rounds(
+          leg,
+          era=ConnectionEra.MODERN,
+          generation_id="in-process",
+          method="tools/call",
+          max_rounds=8,
+          max_seconds=TIMEOUT,
+          between_legs=barrier,
+      )
+    assert len(legs(log)) == 1
+
+  async with in_process_legs(
+      tmp_path, {"kind": "elicitation"}, tool=names.ASKING_TOOL
+  ) as (leg, log):
+    with pytest.raises(InputRequestRefusedError) as info:
+      await drive_state_rounds(
+          leg,
+          era=ConnectionEra.MODERN,
+          generation_id="in-process",
+          method="tools/call",
+          max_rounds=8,
+          max_seconds=TIMEOUT,
+      )
+    assert info.value.generation_id == "in-process"
+    (leg_entry,) = legs(log, names.ASKING_TOOL)
+    assert leg_entry.sent_state is None
