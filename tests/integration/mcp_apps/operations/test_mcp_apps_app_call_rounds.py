@@ -664,7 +664,10 @@ async def in_process_legs(
   log = tmp_path / "in_process.jsonl"
   server = build_server(
       ServerOptions(
-          **ROUNDS_OPTIONS, asking_read=True, request_log_file=str(log)
+          state_rounds_tool=True,
+          asking_read=True,
+          request_log_file=str(log),
+          request_log_rounds=True,
       )
   )
   async with Client(server) as client:

@@ -19,14 +19,15 @@ View's Session (`session_coordinator()`) for its whole run: governed
 preflight (originating agent, admission, confirmation) -> a one-call
 `EventBatchEffects` -> the plugins' tool phases and the originating
 agent's tool-callback chains on a `ToolContext` over the call's child
-ledger -> `call_app_tool` -> the audit Event (or a reconciliation record)
-through `append_audit_event` -> a typed `OperationOutcome` holding the
-wire response, the durable record and the cached outcome. With a bound
+ledger -> `call_app_tool` (state-only rounds within the profile's MRTR
+caps) -> the audit Event (or a reconciliation record) through
+`append_audit_event` -> a typed `OperationOutcome` holding the wire
+response, the durable record and the cached outcome. With a bound
 profile the result is a private candidate sealed from the approved audit
 Event (Event-level reference) and the View gets that merge. Design and the
 terminal-outcome matrix: docs/decisions/issue21-terminal.md; results:
 docs/decisions/issue21-app-results.md; ownership and callbacks:
-docs/decisions/issue22-exec.md.
+docs/decisions/issue22-exec.md; rounds: docs/decisions/issue23-mrtr.md.
 
 Example:
 
