@@ -346,7 +346,7 @@ async def test_over_the_time_cap_fails_typed_with_the_leg_in_flight(
   """A leg held at the server past `mrtr_max_seconds` ends the operation.
 
   Leg 2 waits at the gate, which never opens while the operation runs:
-  the time cap (the profile's, 2 s here) ends the operation
+  the time cap (the profile's, 4 s here) ends the operation
   `mrtr_timeout`, typed, with one audit record and no result; the leg was
   never answered on the wire before it did.
   """
@@ -360,7 +360,7 @@ async def test_over_the_time_cap_fails_typed_with_the_leg_in_flight(
               TOOL,
               {"rounds": 3, "tag": "slow", "gate_leg": 2},
               op="op-slow",
-              profile=capped(s, mrtr_max_seconds=2.0),
+              profile=capped(s, mrtr_max_seconds=4.0),
           ),
           BOUND,
       )
