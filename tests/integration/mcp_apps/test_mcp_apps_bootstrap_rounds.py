@@ -32,11 +32,13 @@ import contextlib
 import json
 from pathlib import Path
 from typing import Any
+from typing import Optional
 
 from google.adk.mcp_apps.bootstrap.render import bootstrap_render
 from google.adk.mcp_apps.bootstrap.render import BootstrapError
 from google.adk.mcp_apps.bootstrap.render import BootstrapStep
 from google.adk.mcp_apps.bootstrap.render import RenderDocument
+from google.adk.mcp_apps.profile.limits import HostLimits
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.adk.tools.mcp_tool import StreamableHTTPConnectionParams
 from mcp_apps_conformance_server import names
@@ -65,9 +67,15 @@ def _entries(log: Path) -> list[dict[str, Any]]:
 
 @contextlib.asynccontextmanager
 async def _http_stack(
-    start_server: Any, tmp_path: Path, *, modern: bool, **options: Any
+    start_server: Any,
+    tmp_path: Path,
+    *,
+    modern: bool,
+    limits: Optional[HostLimits] = None,
+    **options: Any,
 ) -> AsyncIterator[tuple[BoundStack, Path]]:
-  """A bound stack over a logged streamable-HTTP conformance server."""
+  """A bound stack over a logged streamable-HTTP conformance server
+  (`limits`: the profile's, instead of the defaults)."""
   log = tmp_path / "requests.jsonl"
   server = start_server(
       "streamable-http",
@@ -75,7 +83,10 @@ async def _http_stack(
       options={"request_log_file": str(log), **options},
   )
   params = StreamableHTTPConnectionParams(url=server.url, timeout=TIMEOUT)
-  profile = await sql_profile(f"sqlite+aiosqlite:///{tmp_path / 'stores.db'}")
+  profile = await sql_profile(
+      f"sqlite+aiosqlite:///{tmp_path / 'stores.db'}",
+      **({} if limits is None else {"limits": limits}),
+  )
   svc = SqliteSessionService(str(tmp_path / "sessions.db"))
   try:
     async with bound_stack(params, session_service=svc, profile=profile) as st:
@@ -224,4 +235,47 @@ async def test_read_asking_for_input_fails_closed(
     assert info.value.reason == "input_required"
     assert info.value.step is BootstrapStep.READ
     assert [e["method"] for e in _entries(log)[before:]] == [READ]
+    assert hold.released
+
+
+@pytest.mark.conformance("P2-BOOT-06", "P4-MRTR-05")
+async def test_modern_rounds_over_the_profile_cap_fail_closed(
+    start_server: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+  """P2-BOOT-06, P4-MRTR-05: the profile's round cap bounds the read.
+
+  With `mrtr_max_rounds` 2, the interactive read's third round is never
+  sent: bootstrap stops after two state-only rounds with a typed
+  `BootstrapError` at READ (`mrtr_rounds_exceeded`), the reservation is
+  released and no grant exists.
+  """
+  monkeypatch.setenv(MODERN_FLAG, "1")
+  async with _http_stack(
+      start_server, tmp_path, modern=True, limits=HostLimits(mrtr_max_rounds=2)
+  ) as (st, log):
+    sid = await st.new_session()
+    event = widget_event(await st.turn(sid, (names.OPEN_VIEW, {})))
+    (widget,) = event.actions.render_ui_widgets
+    hold = st.registry.render_reservations.peek(TOOLSET, st.key(sid), widget.id)
+    original = hold.read_resource
+
+    async def interactive(uri: str, **kwargs: Any) -> Any:
+      return _relabelled(await original(names.INTERACTIVE_URI, **kwargs), uri)
+
+    hold.read_resource = interactive
+    before = len(_entries(log))
+    with pytest.raises(BootstrapError, match=r" at read: ") as info:
+      await bootstrap_render(
+          registry=st.registry,
+          profile=st.profile,
+          session_service=st.session_service,
+          principal=PRINCIPAL,
+          session=st.key(sid),
+          toolset_id=TOOLSET,
+          event_id=event.id,
+          function_call_id=widget.id,
+      )
+    assert info.value.reason == "mrtr_rounds_exceeded"
+    assert info.value.step is BootstrapStep.READ
+    assert [e["method"] for e in _entries(log)[before:]] == [READ] * 2
     assert hold.released

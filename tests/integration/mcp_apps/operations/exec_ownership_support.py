@@ -379,12 +379,15 @@ async def stage(
     plugins: Sequence[BasePlugin] = (),
     agent_fields: Optional[dict[str, Any]] = None,
     profile_fields: Optional[dict[str, Any]] = None,
+    connect: Optional[Callable[[dict[str, Any]], Any]] = None,
 ) -> AsyncIterator[Stage]:
   """A Session with a View rendered by a real turn, on `backend`.
 
   `plugins` run after the `Recorder`; `agent_fields` replace the
   `AgentLog`'s callbacks of the same name; `profile_fields` replace fields
-  of the backend's profile (a deployment contract of the test's own).
+  of the backend's profile (a deployment contract of the test's own);
+  `connect` maps the server options to the connection parameters (a stdio
+  server by default).
   """
   effects = tmp_path / "effects.json"
   requests_log = tmp_path / "requests.jsonl"
@@ -395,9 +398,13 @@ async def stage(
   }
   if gate is not None:
     server_options["gate_socket"] = gate.path
-  params = StdioConnectionParams(
-      server_params=mcp_apps.stdio_parameters(server_options), timeout=TIMEOUT
-  )
+  if connect is not None:
+    params = connect(server_options)
+  else:
+    params = StdioConnectionParams(
+        server_params=mcp_apps.stdio_parameters(server_options),
+        timeout=TIMEOUT,
+    )
   profile: Any = None
   service: Any = InMemorySessionService()
   if backend == "sqlite":

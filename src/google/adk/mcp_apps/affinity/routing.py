@@ -86,6 +86,8 @@ from .generations import HoldKind
 from .generations import input_request_refusal
 from .generations import input_requests_of
 from .generations import ManagedConnection
+from .rounds import drive_state_rounds
+from .rounds import state_kwargs
 from .tool_handles import BoundToolHandle
 from .tool_handles import classify_two_class
 from .tool_handles import ExecutionClass
@@ -834,6 +836,9 @@ async def call_app_tool(
     bounds: ToolListingBounds = DEFAULT_BOUNDS,
     confirmation: Optional[AppCallGovernor] = None,
     callbacks: Optional[AppCallCallbacks] = None,
+    max_rounds: int = 8,
+    max_seconds: float = 120.0,
+    between_legs: Optional[Callable[[], Awaitable[None]]] = None,
 ) -> types.CallToolResult:
   """A View's app `tools/call`, admitted and run on the View's generation.
 
@@ -853,6 +858,11 @@ async def call_app_tool(
   and its progress callback or factory is notification-only on this call
   (`facades.mcp_callbacks.AppPathCallbacks`).
 
+  A 2026-07-28 server may answer in state-only rounds: each is re-sent on
+  the held generation as a fresh request echoing its `requestState`, within
+  the round and time caps, and only the terminal result is returned
+  (`affinity.rounds.drive_state_rounds`).
+
   Args:
     hold: The View's hold on its bound generation.
     tool_name: The native tool name the View asked for.
@@ -865,9 +875,13 @@ async def call_app_tool(
       None applies none, as before.
     callbacks: The toolset's governed filter and progress (an
       `AppPathCallbacks`); None applies neither, as before.
+    max_rounds: Most legs of one multi-round call (the first included).
+    max_seconds: Longest all its legs together may take.
+    between_legs: Awaited before each further leg (the caller's admission
+      re-check); what it raises ends the call.
 
   Returns:
-    The server's result.
+    The server's terminal result.
 
   Raises:
     GenerationInvalidatedError: The View's generation is gone.
@@ -877,7 +891,8 @@ async def call_app_tool(
       closed (nothing was sent).
     InputRequestRefusedError: The tool needed a sampling, elicitation or
       roots round; app paths fail it closed (RFC §4 item 4).
-    RuntimeError: A 2026-07-28 state-only round (not driven here).
+    MultiRoundError: Over the round or time cap, an intermediate result
+      on a legacy-era generation, or a malformed one.
   """
   hold.check()
   try:
@@ -911,21 +926,26 @@ async def call_app_tool(
       hold.check()
       kwargs['progress_callback'] = progress
   try:
-    # A 2026-07-28 round is received, never answered, so it is refused typed.
-    result: Any = await hold.call_tool(
-        tool_name, arguments, allow_input_required=True, **kwargs
+    # A 2026-07-28 round is received, never answered: an input round is
+    # refused typed, a state-only one is driven on this generation.
+    result: Any = await drive_state_rounds(
+        lambda state: hold.call_tool(
+            tool_name, arguments, **state_kwargs(state), **kwargs
+        ),
+        era=hold.generation.era,
+        generation_id=hold.generation_id,
+        method='tools/call',
+        max_rounds=max_rounds,
+        max_seconds=max_seconds,
+        between_legs=between_legs,
     )
   except Exception as error:
     refusal = input_request_refusal(error, hold.generation_id, 'tools/call')
     if refusal is not None:
       raise refusal from error
     raise
-  kinds = input_requests_of(result)
-  if kinds is not None:
-    raise InputRequestRefusedError(hold.generation_id, kinds, 'tools/call')
   if not isinstance(result, types.CallToolResult):
     raise RuntimeError(
-        f'The app call of {tool_name} needs further state-only rounds; app'
-        ' calls do not drive multi-round calls'
+        f'The app call of {tool_name} returned no CallToolResult'
     )
   return result

@@ -35,7 +35,6 @@ import binascii
 import dataclasses
 import enum
 import secrets
-import time
 from typing import Any
 from typing import Callable
 from typing import Collection
@@ -43,7 +42,12 @@ from typing import Mapping
 from typing import Optional
 
 from ..affinity.errors import ConnectionAffinityError
+from ..affinity.errors import InputRequestRefusedError
 from ..affinity.generations import GenerationHold
+from ..affinity.rounds import drive_state_rounds
+from ..affinity.rounds import MultiRoundError
+from ..affinity.rounds import MultiRoundFailure
+from ..affinity.rounds import state_kwargs
 from ..contracts.principal_resolver import Principal
 from ..contracts.scope import SessionKey
 from ..contracts.session_authorizer import SessionPurpose
@@ -266,8 +270,10 @@ async def read_app_resource(
 
   A 2026-07-28 server may answer in state-only rounds (an
   `InputRequiredResult` carrying only `requestState`); each is re-issued
-  with its state on the same generation, within the profile's MRTR limits.
-  A round that asks for input fails closed: v1 bootstrap gathers none.
+  with its state on the same generation, within the profile's MRTR limits
+  (`affinity.rounds.drive_state_rounds`). A round that asks for input fails
+  closed: v1 bootstrap gathers none. A legacy-era generation is
+  single-round: an intermediate result there fails the read.
 
   Returns:
     The complete `ReadResourceResult`.
@@ -277,28 +283,33 @@ async def read_app_resource(
       failed, asked for input, or exceeded the round or time limit.
   """
   call_id = function_call_id
-  deadline = time.monotonic() + max_seconds
-  state: Optional[str] = None
-  for _ in range(max_rounds):
-    kwargs: dict[str, Any] = {'allow_input_required': True}
-    if state is not None:
-      kwargs['request_state'] = state
-    try:
-      result = await hold.read_resource(uri, **kwargs)
-    except ConnectionAffinityError as e:
-      raise _gone(BootstrapStep.READ, call_id) from e
-    except Exception as e:  # pylint: disable=broad-except
-      raise BootstrapError(BootstrapStep.READ, 'read_failed', call_id) from e
-    if getattr(result, 'result_type', None) in (None, 'complete'):
-      return result
-    if getattr(result, 'input_requests', None) or not getattr(
-        result, 'request_state', None
-    ):
-      raise BootstrapError(BootstrapStep.READ, 'input_required', call_id)
-    if time.monotonic() > deadline:
-      raise BootstrapError(BootstrapStep.READ, 'mrtr_timeout', call_id)
-    state = result.request_state
-  raise BootstrapError(BootstrapStep.READ, 'mrtr_rounds_exceeded', call_id)
+  try:
+    return await drive_state_rounds(
+        lambda state: hold.read_resource(uri, **state_kwargs(state)),
+        era=hold.generation.era,
+        generation_id=hold.generation_id,
+        method='resources/read',
+        max_rounds=max_rounds,
+        max_seconds=max_seconds,
+    )
+  except ConnectionAffinityError as e:
+    if isinstance(e, InputRequestRefusedError):
+      raise BootstrapError(BootstrapStep.READ, 'input_required', call_id) from e
+    raise _gone(BootstrapStep.READ, call_id) from e
+  except MultiRoundError as e:
+    reason = _ROUND_FAILURES.get(e.failure, 'input_required')
+    raise BootstrapError(BootstrapStep.READ, reason, call_id) from e
+  except Exception as e:  # pylint: disable=broad-except
+    raise BootstrapError(BootstrapStep.READ, 'read_failed', call_id) from e
+
+
+_ROUND_FAILURES: Mapping[MultiRoundFailure, str] = {
+    MultiRoundFailure.ROUNDS_EXCEEDED: 'mrtr_rounds_exceeded',
+    MultiRoundFailure.TIMEOUT: 'mrtr_timeout',
+    MultiRoundFailure.LEGACY_INTERMEDIATE: 'read_failed',
+}
+"""`BootstrapError` reasons of the multi-round failures; a malformed round
+(neither input requests nor state) stays `input_required`, as before."""
 
 
 def _ui_meta(item: Any, listing_ui_meta: Optional[Mapping[str, Any]]) -> Any:

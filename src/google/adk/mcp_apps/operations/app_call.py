@@ -19,14 +19,15 @@ View's Session (`session_coordinator()`) for its whole run: governed
 preflight (originating agent, admission, confirmation) -> a one-call
 `EventBatchEffects` -> the plugins' tool phases and the originating
 agent's tool-callback chains on a `ToolContext` over the call's child
-ledger -> `call_app_tool` -> the audit Event (or a reconciliation record)
-through `append_audit_event` -> a typed `OperationOutcome` holding the
-wire response, the durable record and the cached outcome. With a bound
+ledger -> `call_app_tool` (state-only rounds within the profile's MRTR
+caps) -> the audit Event (or a reconciliation record) through
+`append_audit_event` -> a typed `OperationOutcome` holding the wire
+response, the durable record and the cached outcome. With a bound
 profile the result is a private candidate sealed from the approved audit
 Event (Event-level reference) and the View gets that merge. Design and the
 terminal-outcome matrix: docs/decisions/issue21-terminal.md; results:
 docs/decisions/issue21-app-results.md; ownership and callbacks:
-docs/decisions/issue22-exec.md.
+docs/decisions/issue22-exec.md; rounds: docs/decisions/issue23-mrtr.md.
 
 Example:
 
@@ -76,6 +77,8 @@ from ..affinity.errors import InputRequestRefusedError
 from ..affinity.generations import ConnectionEra
 from ..affinity.generations import GenerationHold
 from ..affinity.generations import GenerationPages
+from ..affinity.rounds import MultiRoundError
+from ..affinity.rounds import MultiRoundFailure
 from ..affinity.routing import AppCallCallbacks
 from ..affinity.routing import AppCallGovernor
 from ..affinity.routing import call_app_tool
@@ -386,6 +389,10 @@ class AppCallRequest:
       awaited first once the Session is owned: it raises `OperationError`
       to refuse the call (nothing runs, nothing is recorded), or returns
       an outcome to answer with instead of running (a retained one).
+    between_legs: Awaited before each further leg of a multi-round call
+      (the View channel's admission barrier). An `OperationError` it
+      raises ends the operation with that reason, its callbacks' effects
+      reconciled; the legs sent before stand.
   """
 
   operation_id: str
@@ -401,6 +408,7 @@ class AppCallRequest:
   profile: Optional[McpAppsHostProfile] = None
   toolset_id: str = ''
   admission: Optional[Admission] = None
+  between_legs: Optional[Callable[[], Awaitable[None]]] = None
 
 
 class _AppTool(BaseTool):
@@ -413,17 +421,36 @@ class _AppTool(BaseTool):
 
 
 class _Failure(Exception):
-  """A classified failure inside the call phase."""
+  """A classified failure inside the call phase.
+
+  `reconciled`: the operation ends in a reconciliation record (a refusal
+  after the callbacks ran), not in an audited remote outcome.
+  """
 
   def __init__(
       self,
       reason: OperationErrorReason,
       message: str,
       wire: Optional[mcp_types.ErrorData] = None,
+      reconciled: bool = False,
   ) -> None:
     super().__init__(message)
     self.reason = reason
     self.wire = wire
+    self.reconciled = reconciled
+
+
+_ROUND_FAILURES: Final = {
+    MultiRoundFailure.ROUNDS_EXCEEDED: (
+        OperationErrorReason.MRTR_ROUNDS_EXCEEDED
+    ),
+    MultiRoundFailure.TIMEOUT: OperationErrorReason.MRTR_TIMEOUT,
+    MultiRoundFailure.LEGACY_INTERMEDIATE: (
+        OperationErrorReason.MRTR_INTERMEDIATE_REFUSED
+    ),
+    MultiRoundFailure.MALFORMED: OperationErrorReason.MRTR_INTERMEDIATE_REFUSED,
+}
+"""The operation's reason for each way a multi-round call fails closed."""
 
 
 def _host_error(reason: OperationErrorReason) -> mcp_types.ErrorData:
@@ -616,6 +643,12 @@ class _Call:
 
   async def _remote(self) -> mcp_types.CallToolResult:
     request = self.request
+    limits: dict[str, Any] = {}
+    if request.profile is not None:
+      limits = {
+          'max_rounds': request.profile.limits.mrtr_max_rounds,
+          'max_seconds': request.profile.limits.mrtr_max_seconds,
+      }
     try:
       # Host code: the call's own hold use is no reentry of its callbacks.
       with unrestricted():
@@ -630,6 +663,8 @@ class _Call:
             policy=request.policy,
             bounds=request.bounds,
             callbacks=request.callbacks,
+            between_legs=request.between_legs,
+            **limits,
         )
     except McpError as error:
       handled = await self._on_error(error)
@@ -665,6 +700,16 @@ class _Call:
       raise _Failure(
           OperationErrorReason.INPUT_REQUEST_REFUSED,
           'the tool asked for an input round',
+      ) from error
+    except MultiRoundError as error:
+      raise _Failure(
+          _ROUND_FAILURES[error.failure],
+          f'the multi-round call failed after {error.legs} leg(s)',
+      ) from error
+    except OperationError as error:
+      # The channel's barrier between legs refused the next leg.
+      raise _Failure(
+          error.reason, 'refused between legs', reconciled=True
       ) from error
 
 
@@ -923,10 +968,14 @@ async def _run(
         failure.reason,
         failure,
     )
-  if failure is not None and failure.reason in (
-      OperationErrorReason.TOOL_CALLBACK_FAILED,
-      OperationErrorReason.MCP_CALLBACK_FAILED,
-      OperationErrorReason.ADMISSION_DENIED,
+  if failure is not None and (
+      failure.reconciled
+      or failure.reason
+      in (
+          OperationErrorReason.TOOL_CALLBACK_FAILED,
+          OperationErrorReason.MCP_CALLBACK_FAILED,
+          OperationErrorReason.ADMISSION_DENIED,
+      )
   ):
     return await _reconcile(
         request,

@@ -63,6 +63,7 @@ from ..bootstrap.render import ViewGrant
 from ..catalog.app_catalog import admit_app_call
 from ..contracts.principal_resolver import Principal
 from ..contracts.session_authorizer import SessionPurpose
+from ..coordination.coordinator import owned_here
 from ..coordination.coordinator import refuse_reentry
 from ..coordination.coordinator import session_coordinator
 from ..errors import McpAppVisibilityError
@@ -686,6 +687,14 @@ class ViewChannel:
         ) from denial
       return _replayed(got, operation_id)
 
+    async def between_legs() -> None:
+      # An MRTR leg gives the Session up and comes back through the whole
+      # barrier: a revocation meanwhile denies the resumption.
+      ownership = owned_here(self.grant.session)
+      if ownership is not None:
+        await session_coordinator().requeue(ownership)
+      await self.barrier('tools/call', size=live.size)
+
     request = AppCallRequest(
         operation_id=operation_id,
         hold=self.grant.hold,
@@ -698,6 +707,7 @@ class ViewChannel:
         profile=self._registry.profile,
         toolset_id=self.grant.binding.toolset_id,
         admission=admission,
+        between_legs=between_legs,
     )
     try:
       outcome = await run_app_call(
