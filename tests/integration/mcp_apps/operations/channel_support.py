@@ -52,22 +52,32 @@ def widget_uri_of(payload: dict[str, Any]) -> str:
 
 
 async def open_channel(
-    s: Stage, *, sent: Optional[list[dict[str, Any]]] = None, **fields: Any
+    s: Stage,
+    *,
+    sent: Optional[list[dict[str, Any]]] = None,
+    view: Optional[tuple[Any, Any]] = None,
+    view_id: Optional[str] = None,
+    **fields: Any,
 ) -> ViewChannel:
-  """A channel on the Stage's View; its notifications go to `sent`."""
-  (event,) = [
-      e
-      for e in s.session.events
-      if e.actions is not None and e.actions.render_ui_widgets
-  ][-1:]
+  """A channel on the Stage's View (or on `view`, an Event with a widget
+  and that widget's hold); its notifications go to `sent`."""
+  if view is None:
+    (event,) = [
+        e
+        for e in s.session.events
+        if e.actions is not None and e.actions.render_ui_widgets
+    ][-1:]
+    hold = s.hold
+  else:
+    event, hold = view
   (widget,) = event.actions.render_ui_widgets
   grant = ViewGrant(
-      view_id=secrets.token_urlsafe(12),
+      view_id=view_id or secrets.token_urlsafe(12),
       session=s.key,
       binding=ViewBinding(TOOLSET, s.server_id, event.id, widget.id),
-      generation_id=s.hold.generation_id,
+      generation_id=hold.generation_id,
       incarnation=await incarnation_of(s),
-      _hold=s.hold,
+      _hold=hold,
   )
 
   async def notify(message: dict[str, Any]) -> None:

@@ -95,7 +95,7 @@ async def test_a_view_call_is_governed_and_gets_one_terminal_result(
     assert s.tool_calls(names.SIDE_EFFECT) == 1
     # Governed: the plugins' tool phases ran, and one audit record stands.
     assert f"plugin_before_tool:{names.SIDE_EFFECT}" in s.recorder.log
-    assert s.cache.get(f"{channel.view_id}:1") is not None
+    assert s.cache.get(f"{channel.operation_prefix}:1") is not None
     assert channel.live_ids == ()
 
 
@@ -155,7 +155,7 @@ async def test_a_disconnect_mid_call_is_a_cancellation_cached_once(
       gate.open()
       channel.disconnect()
       assert await asyncio.wait_for(pending, BOUND) is None
-      outcome = s.cache.get(f"{channel.view_id}:1")
+      outcome = s.cache.get(f"{channel.operation_prefix}:1")
       assert outcome is not None
       stored = await s.stored()
       records = [e for e in stored if e.custom_metadata]
@@ -163,7 +163,7 @@ async def test_a_disconnect_mid_call_is_a_cancellation_cached_once(
       if outcome.cause is not None:
         assert outcome.cause.reason is OperationErrorReason.DISCONNECTED
       # Later lookups see the same outcome object.
-      assert s.cache.get(f"{channel.view_id}:1") is outcome
+      assert s.cache.get(f"{channel.operation_prefix}:1") is outcome
 
 
 @pytest.mark.conformance("P4-CALL-08", "P4-BAR-08")

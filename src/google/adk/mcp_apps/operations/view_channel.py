@@ -58,6 +58,8 @@ from ...dependencies._mcp import McpError
 from ...dependencies._mcp import types as mcp_types
 from ..affinity.errors import ConnectionAffinityError
 from ..affinity.generations import GenerationPages
+from ..affinity.routing import AppCallCallbacks
+from ..affinity.routing import AppCallGovernor
 from ..binding.overrides import EffectiveBinding
 from ..bootstrap.render import ViewGrant
 from ..catalog.app_catalog import admit_app_call
@@ -245,6 +247,9 @@ class ViewChannel:
   Attributes:
     grant: The View's host-held grant.
     view_id: The View's id (the grant's).
+    operation_prefix: Prefixes the operation id of each request
+      (`<prefix>:<n>` for the channel's n-th admitted request), unique per
+      channel.
   """
 
   def __init__(
@@ -257,6 +262,8 @@ class ViewChannel:
       environment: OperationEnvironment,
       call_cache: Optional[OperationOutcomeCache] = None,
       outcomes: Optional[RetainedOutcomes] = None,
+      confirmation: Optional[AppCallGovernor] = None,
+      callbacks: Optional[AppCallCallbacks] = None,
       notify: Optional[Notify] = None,
       read_item_bytes: Optional[int] = None,
       lease_seconds: float = 900.0,
@@ -273,6 +280,11 @@ class ViewChannel:
       call_cache: The app calls' outcome cache (one per host).
       outcomes: The idempotency ledger (process-local; one per host, or
         the channel's own when None).
+      confirmation: The toolset's governed confirmation of app calls
+        (`facades.confirmation.AppCallConfirmation`); its `approve` is the
+        host's, never the View's.
+      callbacks: The toolset's governed MCP callbacks on app calls
+        (`facades.mcp_callbacks.AppPathCallbacks`).
       notify: Delivers the channel's own notifications to the View.
       read_item_bytes: A per-item byte bound on read responses below the
         profile's `max_response_bytes`.
@@ -286,6 +298,7 @@ class ViewChannel:
       )
     self.grant = grant
     self.view_id = grant.view_id
+    self.operation_prefix = f'{grant.view_id}.{secrets.token_hex(4)}'
     self._widget_uri = widget_uri
     self._principal = principal
     self._registry = registry
@@ -295,6 +308,8 @@ class ViewChannel:
     )
     self._outcomes = outcomes if outcomes is not None else RetainedOutcomes()
     self._read_item_bytes = read_item_bytes
+    self._confirmation = confirmation
+    self._callbacks = callbacks
     self._notify = notify
     self._clock = clock
     self._binding_generation = registry.binding_generation
@@ -433,7 +448,7 @@ class ViewChannel:
     live = _Live(method, OperationSignal(), size)
     self._live[key] = live
     self._sequence += 1
-    operation_id = f'{self.view_id}:{self._sequence}'
+    operation_id = f'{self.operation_prefix}:{self._sequence}'
     try:
       if method == 'tools/call':
         response = await self._tools_call(
@@ -706,6 +721,8 @@ class ViewChannel:
         policy=effective.app_call_policy,
         profile=self._registry.profile,
         toolset_id=self.grant.binding.toolset_id,
+        confirmation=self._confirmation,
+        callbacks=self._callbacks,
         admission=admission,
         between_legs=between_legs,
     )
@@ -824,15 +841,18 @@ class ViewChannel:
       limits = self._read_limits()
       credential = self.grant.hold.generation.key.credential_context
       if keyed is not None:
-        got = await self._outcomes.claim_async(
-            self._namespace(
-                resource_policy_revision=policy.revision,
-                delivery_limit_revision=limits.revision,
-            ),
-            keyed[0],
-            keyed[1],
-            credential_context=credential,
-        )
+        try:
+          got = await self._outcomes.claim_async(
+              self._namespace(
+                  resource_policy_revision=policy.revision,
+                  delivery_limit_revision=limits.revision,
+              ),
+              keyed[0],
+              keyed[1],
+              credential_context=credential,
+          )
+        except OperationError as conflict:
+          return jsonrpc_error(request_id, conflict.reason)
         if isinstance(got, Retained):
           return _replayed_read(request_id, got, policy, limits)
         claim = got
@@ -870,7 +890,7 @@ class ViewChannel:
         response = _wire_error(request_id, error.error)
         retained = ('error', response['error'])
       else:
-        wire = result.model_dump(mode='json', by_alias=True, exclude_none=True)
+        wire = _read_wire(result)
         response = _result(request_id, wire)
         retained = ('result', result)
         retention = read_retention(wire)
@@ -936,8 +956,17 @@ def _replayed_read(
     return jsonrpc_error(request_id, error.reason)
   return _result(
       request_id,
-      value.model_dump(mode='json', by_alias=True, exclude_none=True),
+      _read_wire(value),
   )
+
+
+def _read_wire(result: Any) -> dict[str, Any]:
+  """A read result as the server sent it: fields a later protocol version
+  defaults (`ttlMs`, `cacheScope`, `resultType`) only when they were sent."""
+  wire: dict[str, Any] = result.model_dump(
+      mode='json', by_alias=True, exclude_unset=True, exclude_none=True
+  )
+  return wire
 
 
 async def _stopped(task: asyncio.Future[Any]) -> None:
