@@ -154,9 +154,10 @@ EXPECTED_LINES = (
         "monitor: profile-bound to 'local-dev' (binding generation 1): its"
         ' app-safe connections advertise io.modelcontextprotocol/ui'
     ),
-    'refused: cross_server',
+    '-32602 invalid_params',
+    "{'only_polling': 'admitted', 'counting': 'mcp_callback_failed'}",
     'replay after revoke: view_not_live',
-    'call after revoke: HoldReleasedError',
+    'call after revoke: view_generation_invalidated',
     'render again: no_reservation cold',
     'Running this tool again may repeat its effects.',
 )

@@ -64,6 +64,7 @@ from google.adk.mcp_apps.bootstrap.render import bootstrap_render
 from google.adk.mcp_apps.bootstrap.render import BootstrapError
 from google.adk.mcp_apps.bootstrap.render import BootstrapStep
 from google.adk.mcp_apps.bootstrap.render import select_app_content
+from google.adk.mcp_apps.bootstrap.render import view_hold
 from google.adk.mcp_apps.contracts.local_dev import LocalDevKeyProvider
 from google.adk.mcp_apps.contracts.principal_resolver import Principal
 from google.adk.mcp_apps.contracts.scope import SessionKey
@@ -329,7 +330,7 @@ async def test_ordered_bootstrap_on_the_call_generation(
         (PRINCIPAL, h.st.key(sid), SessionPurpose.VIEW)
     ]
     # P2-BOOT-03: the reservation moved into the grant, on its generation.
-    assert doc.grant.hold is reserved
+    assert view_hold(doc.grant) is reserved
     assert doc.grant.generation_id == reserved.generation_id
     assert doc.grant.active
     assert h.reservation(sid, call_id) is None
@@ -399,7 +400,7 @@ async def test_denial_reserves_loads_and_reads_nothing(
     monkeypatch.undo()
     h.authorizer.allow = True
     doc = await h.bootstrap(sid, ev.id, call_id)
-    assert doc.grant.hold is reserved
+    assert view_hold(doc.grant) is reserved
     assert len(h.reads(before)) == 1
 
 

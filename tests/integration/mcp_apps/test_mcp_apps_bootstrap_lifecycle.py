@@ -56,6 +56,7 @@ from google.adk.mcp_apps.bootstrap.read_only import ReadOnlyReason
 from google.adk.mcp_apps.bootstrap.render import BootstrapError
 from google.adk.mcp_apps.bootstrap.render import BootstrapStep
 from google.adk.mcp_apps.bootstrap.render import RenderDocument
+from google.adk.mcp_apps.bootstrap.render import view_hold
 from google.adk.mcp_apps.contracts.sealed_result_store import SealedRecordScope
 from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultReason
 from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultStoreError
@@ -645,13 +646,13 @@ async def _assert_stale_grant(h: Harness, grant: Any, uri: str) -> None:
   before = len(h.entries())
   assert not grant.active
   with pytest.raises(ConnectionAffinityError):
-    grant.hold.check()
+    view_hold(grant).check()
   with pytest.raises(ConnectionAffinityError):
-    await grant.hold.read_resource(uri)
+    await view_hold(grant).read_resource(uri)
   with pytest.raises(ConnectionAffinityError):
-    await grant.hold.call_tool(names.OPEN_VIEW, {})
+    await view_hold(grant).call_tool(names.OPEN_VIEW, {})
   with pytest.raises(ConnectionAffinityError):
-    await grant.hold.list_tools()
+    await view_hold(grant).list_tools()
   assert len(h.entries()) == before, "nothing reached the server"
 
 

@@ -61,6 +61,7 @@ from google.adk.mcp_apps.bootstrap.render import bootstrap_render
 from google.adk.mcp_apps.bootstrap.render import BootstrapError
 from google.adk.mcp_apps.bootstrap.render import BootstrapStep
 from google.adk.mcp_apps.bootstrap.render import RenderDocument
+from google.adk.mcp_apps.bootstrap.render import view_hold
 from google.adk.mcp_apps.canonical_json import canonicalize
 from google.adk.mcp_apps.canonical_json import Purpose
 from google.adk.mcp_apps.contracts.principal_resolver import Principal
@@ -399,9 +400,9 @@ async def test_old_view_never_resurrected_after_restart(
   assert "Conformance View" in document.html
   # The old View's generation died with the process: its hold is unusable.
   with pytest.raises(ConnectionAffinityError):
-    document.grant.hold.check()
+    view_hold(document.grant).check()
   with pytest.raises(ConnectionAffinityError):
-    await document.grant.hold.read_resource(names.VIEW_URI)
+    await view_hold(document.grant).read_resource(names.VIEW_URI)
 
   async with host.life() as (profile, svc):
     async with bound_stack(

@@ -25,6 +25,7 @@ and a name whose module needs the extra says so.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import inspect
 import os
@@ -33,6 +34,7 @@ import subprocess
 import sys
 
 import google.adk.mcp_apps as mcp_apps
+import pytest
 
 _INIT = Path(mcp_apps.__file__)
 
@@ -84,10 +86,10 @@ def test_the_surface_holds_what_a_host_needs() -> None:
       "McpToolsetSpec",
       "ReadinessReport",
       "ModelOnlyReason",
-      # Views: render, app-only calls, replay, cold open.
+      # Views: render, the governed channel, replay, cold open.
       "bootstrap_render",
       "ViewGrant",
-      "call_app_tool",
+      "ViewChannel",
       "replay_to_view",
       "cold_affordance",
       # Contracts, their dev implementations, the durable stores.
@@ -101,6 +103,42 @@ def test_the_surface_holds_what_a_host_needs() -> None:
   }
   assert expected <= set(mcp_apps.__all__)
   assert set(mcp_apps.__all__) <= set(dir(mcp_apps))
+
+
+@pytest.mark.conformance("P4-CALL-07")
+def test_no_public_name_runs_a_view_operation_outside_the_channel() -> None:
+  """A View's `tools/call` and `resources/read` run only through its
+  `ViewChannel`: the public API names no ungoverned runner of them, and what
+  `bootstrap_render` hands a host keeps the View's connection to itself."""
+  for name in (
+      "call_app_tool",
+      "run_app_call",
+      "run_app_read",
+      "GenerationHold",
+      "ConnectionGeneration",
+  ):
+    assert name not in mcp_apps.__all__
+    with pytest.raises(AttributeError):
+      getattr(mcp_apps, name)
+  assert "ViewChannel" in mcp_apps.__all__
+  executes = {"call_tool", "read_resource", "execute", "hold", "generation"}
+  for cls in (
+      mcp_apps.RenderDocument,
+      mcp_apps.ViewGrant,
+      mcp_apps.ViewChannel,
+  ):
+    public = {n for n in dir(cls) if not n.startswith("_")}
+    assert not public & executes, (cls.__name__, public & executes)
+  grant_fields = {
+      f.name for f in dataclasses.fields(mcp_apps.ViewGrant) if f.repr
+  }
+  assert grant_fields == {
+      "view_id",
+      "session",
+      "binding",
+      "generation_id",
+      "incarnation",
+  }
 
 
 def test_unknown_name_is_an_attribute_error() -> None:

@@ -43,7 +43,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
   # Type checkers and IDEs see the names here; `X as X` re-exports them.
   from .affinity.errors import ConnectionAffinityError as ConnectionAffinityError
-  from .affinity.routing import call_app_tool as call_app_tool
   from .binding.errors import McpAppBindingError as McpAppBindingError
   from .binding.registry import BindingOverrides as BindingOverrides
   from .binding.registry import McpAppBindingRegistry as McpAppBindingRegistry
@@ -93,6 +92,10 @@ if TYPE_CHECKING:
   from .errors import DenialReason as DenialReason
   from .errors import McpAppsError as McpAppsError
   from .errors import McpAppVisibilityError as McpAppVisibilityError
+  from .operations.errors import OperationError as OperationError
+  from .operations.errors import OperationErrorReason as OperationErrorReason
+  from .operations.idempotency import RetainedOutcomes as RetainedOutcomes
+  from .operations.view_channel import ViewChannel as ViewChannel
   from .profile.capabilities import EXTENSION_ID as EXTENSION_ID
   from .profile.capabilities import HostCapabilities as HostCapabilities
   from .profile.host_profile import McpAppsHostProfile as McpAppsHostProfile
@@ -139,7 +142,10 @@ _LAZY: dict[str, str] = {
     'ViewGrant': '.bootstrap.render',
     'BootstrapError': '.bootstrap.render',
     'BootstrapStep': '.bootstrap.render',
-    'call_app_tool': '.affinity.routing',
+    'ViewChannel': '.operations.view_channel',
+    'RetainedOutcomes': '.operations.idempotency',
+    'OperationError': '.operations.errors',
+    'OperationErrorReason': '.operations.errors',
     'replay_to_view': '.bootstrap.live_replay',
     'cold_affordance': '.bootstrap.cold_replay',
     'ColdAffordance': '.bootstrap.cold_replay',

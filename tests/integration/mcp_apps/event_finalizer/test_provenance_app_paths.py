@@ -38,6 +38,7 @@ from google.adk.agents.invocation_context import InvocationContext
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.events.event import Event
 from google.adk.mcp_apps.affinity.routing import call_app_tool
+from google.adk.mcp_apps.bootstrap.render import view_hold
 from google.adk.mcp_apps.event_policy import provenance
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
@@ -161,7 +162,7 @@ async def test_render_is_the_hosts_and_the_views_call_is_the_apps(
     assert render_probe.callers == ["host"]
 
     # PROV-05: the View's own tools/call, on its grant's generation.
-    grant_hold = doc.grant.hold
+    grant_hold = view_hold(doc.grant)
     call = grant_hold.call_tool
 
     async def call_and_audit(name: str, arguments: Any, **kwargs: Any) -> Any:

@@ -144,11 +144,6 @@ class ViewGrant:
   _hold: GenerationHold = dataclasses.field(repr=False)
 
   @property
-  def hold(self) -> GenerationHold:
-    """The View's hold on its generation."""
-    return self._hold
-
-  @property
   def active(self) -> bool:
     """False once revoked, or once the View's generation is gone."""
     try:
@@ -166,6 +161,16 @@ class ViewGrant:
         f'ViewGrant(<redacted>, generation_id={self.generation_id!r},'
         f' incarnation={self.incarnation})'
     )
+
+
+def view_hold(grant: ViewGrant) -> GenerationHold:
+  """The hold a grant keeps on its View's generation.
+
+  For the View's governed channel (`operations.view_channel`) only: what
+  runs on it bypasses the channel's admission, so it is not part of the
+  public API and a grant does not expose it.
+  """
+  return grant._hold  # pylint: disable=protected-access
 
 
 @dataclasses.dataclass(frozen=True)

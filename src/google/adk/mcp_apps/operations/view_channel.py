@@ -61,6 +61,8 @@ from ..affinity.generations import GenerationPages
 from ..affinity.routing import AppCallCallbacks
 from ..affinity.routing import AppCallGovernor
 from ..binding.overrides import EffectiveBinding
+from ..bootstrap.render import RenderDocument
+from ..bootstrap.render import view_hold
 from ..bootstrap.render import ViewGrant
 from ..catalog.app_catalog import admit_app_call
 from ..contracts.principal_resolver import Principal
@@ -298,6 +300,7 @@ class ViewChannel:
       )
     self.grant = grant
     self.view_id = grant.view_id
+    self._hold = view_hold(grant)
     self.operation_prefix = f'{grant.view_id}.{secrets.token_hex(4)}'
     self._widget_uri = widget_uri
     self._principal = principal
@@ -320,6 +323,57 @@ class ViewChannel:
     self._live: dict[tuple[bool, RequestId], _Live] = {}
     self._admitted: collections.deque[float] = collections.deque()
     self._sequence = 0
+
+  @classmethod
+  async def open(
+      cls,
+      document: RenderDocument,
+      *,
+      principal: Principal,
+      registry: ChannelRegistry,
+      runner: Any,
+      **options: Any,
+  ) -> ViewChannel:
+    """Opens the channel of a bootstrapped View.
+
+    Args:
+      document: What `bootstrap_render` returned for the View.
+      principal: The principal the View was bootstrapped for.
+      registry: The binding registry serving the View's toolset.
+      runner: The Runner the View's Session runs under: its Session
+        service, plugins and agent tree are the app calls' (the View's
+        originating agent is looked up in it by name).
+      **options: The constructor's other keyword arguments.
+
+    Returns:
+      The channel, its lease live.
+    """
+    grant = document.grant
+    session = await runner.session_service.get_session(
+        app_name=grant.session.app_name,
+        user_id=grant.session.user_id,
+        session_id=grant.session.session_id,
+    )
+    if session is None:
+      raise OperationError(
+          OperationErrorReason.INCARNATION_CHANGED, 'the Session is gone'
+      )
+    root = runner.agent
+    return cls(
+        grant=grant,
+        widget_uri=document.descriptor.resource_uri,
+        principal=principal,
+        registry=registry,
+        environment=OperationEnvironment(
+            session_service=runner.session_service,
+            session=session,
+            plugin_manager=runner.plugin_manager,
+            agent=root.find_agent(document.descriptor.correlation.agent_path),
+            artifact_service=runner.artifact_service,
+            root_agent=root,
+        ),
+        **options,
+    )
 
   # -- lease -------------------------------------------------------------------
 
@@ -648,7 +702,7 @@ class ViewChannel:
       # binding is named as the cause.
       raise _Refusal(OperationErrorReason.BINDING_CHANGED, 'generation')
     try:
-      self.grant.hold.check()
+      self._hold.check()
     except ConnectionAffinityError:
       raise _Refusal(
           OperationErrorReason.VIEW_GENERATION_INVALIDATED, 'generation'
@@ -690,7 +744,7 @@ class ViewChannel:
         return None
       try:
         await admit_app_call(
-            GenerationPages(self.grant.hold.generation),
+            GenerationPages(self._hold.generation),
             tool_name,
             view_server_id=server_id,
             target_server_id=server_id,
@@ -712,7 +766,7 @@ class ViewChannel:
 
     request = AppCallRequest(
         operation_id=operation_id,
-        hold=self.grant.hold,
+        hold=self._hold,
         tool_name=tool_name,
         arguments=dict(params.get('arguments') or {}),
         # The target is the grant's server, never the caller's say.
@@ -839,7 +893,7 @@ class ViewChannel:
       profile = self._profile()
       policy = self._resource_policy().for_widget(self._widget_uri)
       limits = self._read_limits()
-      credential = self.grant.hold.generation.key.credential_context
+      credential = self._hold.generation.key.credential_context
       if keyed is not None:
         try:
           got = await self._outcomes.claim_async(
@@ -874,7 +928,7 @@ class ViewChannel:
         result, _ = await run_app_read(
             AppReadRequest(
                 operation_id=operation_id,
-                hold=self.grant.hold,
+                hold=self._hold,
                 uri=uri,
                 policy=policy,
                 limits=limits,
