@@ -40,10 +40,13 @@ from google.adk.mcp_apps.contracts.scope import SessionKey
 from google.adk.mcp_apps.contracts.session_authorizer import SessionPurpose
 from google.adk.mcp_apps.coordination.coordinator import session_coordinator
 from google.adk.mcp_apps.coordination.sessions import SessionCoordination
+from google.adk.mcp_apps.facades.confirmation import AppCallConfirmation
+from google.adk.mcp_apps.facades.confirmation import ConfirmationPermit
 from google.adk.mcp_apps.lifecycle import SessionLifecycleManager
 from google.adk.mcp_apps.operations.errors import OperationErrorReason
 from google.adk.mcp_apps.operations.sessions import FirstPartySessions
 from google.adk.mcp_apps.operations.view_channel import TOOL_CANCELLED
+from google.adk.mcp_apps.profile.fingerprint import binding_revision
 from mcp_apps_conformance_server import names
 import pytest
 from sealing_support import APP
@@ -440,3 +443,59 @@ async def test_after_recreation_the_old_incarnations_channel_fails_typed(
     )
     assert reason_of(response) == OperationErrorReason.INCARNATION_CHANGED.value
     nothing_ran(s)
+
+
+def confirming(s: Any, answer: bool, seen: list[Any]) -> AppCallConfirmation:
+  """The host's confirmation of the View's calls: records the sealed
+  permit it was asked about and answers `answer`."""
+
+  async def approve(permit: ConfirmationPermit) -> bool:
+    seen.append(permit)
+    return answer
+
+  return AppCallConfirmation(
+      predicate=True,
+      session=s.key,
+      binding_revision=lambda: binding_revision(s.st.profile),
+      approve=approve,
+      state={"cart": {"items": ["A1"]}},
+  )
+
+
+@pytest.mark.conformance("P4-CALL-03")
+async def test_a_denied_confirmation_runs_no_callback_and_sends_nothing(
+    mcp_apps: Any, tmp_path: Path, backend: str
+) -> None:
+  async with stage(mcp_apps, tmp_path, backend) as s:
+    asked: list[Any] = []
+    channel = await open_channel(s, confirmation=confirming(s, False, asked))
+    response = await channel.handle(
+        call(1, names.SIDE_EFFECT, {"key": "c1"}), token=channel.token
+    )
+    assert reason_of(response) == (
+        OperationErrorReason.CONFIRMATION_DENIED.value
+    )
+    assert len(asked) == 1  # The host was asked, before anything ran.
+    nothing_ran(s)
+    assert s.recorder.log == [] and records_of(await s.stored()) == []
+
+
+@pytest.mark.conformance("P4-CALL-05")
+async def test_an_approved_confirmation_runs_the_call_to_one_final_result(
+    mcp_apps: Any, tmp_path: Path, backend: str
+) -> None:
+  async with stage(mcp_apps, tmp_path, backend) as s:
+    asked: list[Any] = []
+    channel = await open_channel(s, confirmation=confirming(s, True, asked))
+    response = await channel.handle(
+        call(1, names.SIDE_EFFECT, {"key": "c2"}), token=channel.token
+    )
+    assert response is not None and response["id"] == 1
+    assert "result" in response and not response["result"].get("isError")
+    assert len(asked) == 1
+    assert s.counts() == {"c2": 1}
+    assert len(records_of(await s.stored())) == 1
+
+
+def records_of(events: list[Any]) -> list[Any]:
+  return [e for e in events if e.custom_metadata]

@@ -372,3 +372,73 @@ async def test_reads_over_the_rate_or_queue_limit_get_typed_errors(
   assert done is not None and "result" in done
   # A cancelled read gets no response and frees its place.
   assert await channel.handle(cancelled(99), token=channel.token) is None
+
+
+@pytest.mark.conformance("P3-PROV-06")
+async def test_a_served_read_leaves_one_app_audit_record_without_its_bytes(
+    view: ViewReads,
+) -> None:
+  channel = await open_read_channel(view)
+  key_ = session_key(view)
+
+  async def stored() -> list[Any]:
+    session = await view.stack.session_service.get_session(
+        app_name=key_.app_name, user_id=key_.user_id, session_id=key_.session_id
+    )
+    return list(session.events)
+
+  before = len(await stored())
+  response = await channel.handle(
+      read(1, names.BUNDLE_URI), token=channel.token
+  )
+  assert response is not None and "result" in response
+  (record,) = (await stored())[before:]
+  assert (record.audience, record.invocation_origin, record.emitter) == (
+      "app_audit",
+      "mcp_app",
+      "app",
+  )
+  summary = record.custom_metadata["mcp_app_operation"]
+  assert summary["method"] == "resources/read" and summary["items"] == 4
+  text = record.model_dump_json()
+  assert all(
+      item.get("text", "")[:24] not in text
+      for item in response["result"]["contents"]
+      if item.get("text")
+  )
+
+
+@pytest.mark.conformance("P4-JID-02")
+async def test_a_live_read_id_cannot_be_reused_on_its_channel(
+    stdio_view: ViewReads,
+) -> None:
+  view = stdio_view
+  channel = await open_read_channel(view)
+  ownership, pending = await queued(view, channel, read(1, view.widget_uri))
+  duplicate = await channel.handle(
+      read(1, names.BUNDLE_URI), token=channel.token
+  )
+  assert duplicate is not None and duplicate["id"] is None
+  assert duplicate["error"]["code"] == -32600
+  assert reason_of(duplicate) == OperationErrorReason.DUPLICATE_REQUEST_ID.value
+  ownership.release()
+  first = await asyncio.wait_for(pending, BOUND)
+  assert first is not None and first["id"] == 1 and "result" in first
+
+
+@pytest.mark.conformance("P4-JID-05")
+async def test_equal_read_ids_on_two_views_channels_both_proceed(
+    stdio_view: ViewReads,
+) -> None:
+  view = stdio_view
+  one = await open_read_channel(view)
+  two = await open_read_channel(view)
+  ownership, first = await queued(view, one, read(1, view.widget_uri))
+  second = asyncio.ensure_future(
+      two.handle(read(1, names.BUNDLE_URI), token=two.token)
+  )
+  await eventually(lambda: two.live_ids == (1,), "the second is live")
+  ownership.release()
+  for pending in (first, second):
+    response = await asyncio.wait_for(pending, BOUND)
+    assert response is not None and response["id"] == 1 and "result" in response

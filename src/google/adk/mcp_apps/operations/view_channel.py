@@ -54,12 +54,18 @@ from typing import Optional
 from typing import Protocol
 from typing import Union
 
+from google.genai import types as genai_types
+
+from ...agents.invocation_context import new_invocation_context_id
 from ...dependencies._mcp import McpError
 from ...dependencies._mcp import types as mcp_types
+from ...events.event import Event
 from ..affinity.errors import ConnectionAffinityError
 from ..affinity.generations import GenerationPages
 from ..affinity.routing import AppCallCallbacks
 from ..affinity.routing import AppCallGovernor
+from ..audit.pipeline import append_audit_event
+from ..batch.ledger import EventBatchEffects
 from ..binding.overrides import EffectiveBinding
 from ..bootstrap.render import RenderDocument
 from ..bootstrap.render import view_hold
@@ -80,6 +86,7 @@ from ..profile.policies import ResourcePolicySettings
 from ..resources.policy import ResourceReadDeniedError
 from .app_call import AppCallRequest
 from .app_call import OPERATION_ERROR_CODE
+from .app_call import OPERATION_METADATA_KEY
 from .app_call import OperationEnvironment
 from .app_call import OperationOutcome
 from .app_call import OperationOutcomeCache
@@ -374,6 +381,29 @@ class ViewChannel:
         ),
         **options,
     )
+
+  async def _audit_read(
+      self, operation_id: str, uri: str, response: dict[str, Any]
+  ) -> bool:
+    """Records the read's audit Event through the audit pipeline; False
+    when nothing was stored through it."""
+    environment = self._environment
+    key = self.grant.session
+    session = await environment.session_service.get_session(
+        app_name=key.app_name, user_id=key.user_id, session_id=key.session_id
+    )
+    if session is None:
+      return False
+    author = str(getattr(environment.agent, 'name', None) or 'app')
+    audit = await append_audit_event(
+        session_service=environment.session_service,
+        session=session,
+        event=_read_record(operation_id, uri, response, author),
+        effects=EventBatchEffects([operation_id], live_state=session.state),
+        plugin_manager=environment.plugin_manager,
+        agent_name=author,
+    )
+    return audit.error is None
 
   # -- lease -------------------------------------------------------------------
 
@@ -949,22 +979,31 @@ class ViewChannel:
         retained = ('result', result)
         retention = read_retention(wire)
         ttl, private = retention.ttl_seconds, retention.private
-      if claim is not None:
-        if denied and denied[0].reason in _INTERRUPTIONS:
-          # Torn down or gone while suspended: the cancellation is the
-          # outcome the key keeps.
+      if denied:
+        if denied[0].reason in _INTERRUPTIONS:
           _interrupted(operation_id, denied[0].reason)
-          claim.settle(
-              ('cancelled', denied[0].reason), credential_context=credential
-          )
-        elif denied:
-          claim.abandon()  # A barrier denial is no outcome of the read.
-        else:
-          claim.settle(
-              retained,
-              ttl_seconds=ttl,
-              credential_context=credential if private else None,
-          )
+        if claim is not None:
+          if denied[0].reason in _INTERRUPTIONS:
+            # Torn down or gone while suspended: the cancellation is the
+            # outcome the key keeps.
+            claim.settle(
+                ('cancelled', denied[0].reason),
+                credential_context=credential,
+            )
+          else:
+            claim.abandon()  # A barrier denial is no outcome of the read.
+        return response
+      if not await self._audit_read(operation_id, uri, response):
+        response = jsonrpc_error(
+            request_id, OperationErrorReason.EVENT_PIPELINE_FAILED
+        )
+        retained = ('error', response['error'])
+      if claim is not None:
+        claim.settle(
+            retained,
+            ttl_seconds=ttl,
+            credential_context=credential if private else None,
+        )
       return response
     except asyncio.CancelledError:
       reason = live.signal.reason or OperationErrorReason.DISCONNECTED
@@ -978,6 +1017,32 @@ class ViewChannel:
       raise
     finally:
       ownership.release()
+
+
+def _read_record(
+    operation_id: str, uri: str, response: dict[str, Any], author: str
+) -> Event:
+  """The audit record of one read: what was asked and how it ended, never
+  the bytes."""
+  summary: dict[str, Any] = {
+      'operation_id': operation_id,
+      'method': 'resources/read',
+      'uri': uri,
+  }
+  if 'result' in response:
+    summary['path'] = 'result'
+    summary['items'] = len(response['result'].get('contents') or ())
+  else:
+    summary['path'] = 'error'
+    summary['error'] = response['error']
+  return Event(
+      invocation_id=new_invocation_context_id(),
+      author=author,
+      content=genai_types.Content(
+          role='user', parts=[genai_types.Part(text='app operation read')]
+      ),
+      custom_metadata={OPERATION_METADATA_KEY: summary},
+  )
 
 
 def _interrupted(operation_id: str, reason: OperationErrorReason) -> None:
