@@ -85,6 +85,7 @@ async def open_channel(
       sent.append(message)
 
   fields.setdefault("principal", PRINCIPAL)
+  fields.setdefault("runner", s.st.runner)
   return ViewChannel(
       grant=grant,
       widget_uri=widget_uri_of(widget.payload),
@@ -158,6 +159,20 @@ def read(request_id: Any, uri: str, **params: Any) -> dict[str, Any]:
       "id": request_id,
       "method": "resources/read",
       "params": {"uri": uri, **params},
+  }
+
+
+def message(request_id: Any, text: str, **params: Any) -> dict[str, Any]:
+  """A View `ui/message` request of one text block."""
+  return {
+      "jsonrpc": "2.0",
+      "id": request_id,
+      "method": "ui/message",
+      "params": {
+          "role": "user",
+          "content": [{"type": "text", "text": text}],
+          **params,
+      },
   }
 
 

@@ -38,7 +38,7 @@ import pytest
 
 pytestmark = pytest.mark.integration
 
-_METHODS = ("tools/call", "resources/read")
+_METHODS = ("tools/call", "resources/read", "ui/message")
 
 
 def _valid_id(value: Any) -> bool:
@@ -66,6 +66,23 @@ def expected_code(message: Any) -> Optional[int]:
     return -32601
   params = message.get("params") or {}
   meta = params.get("_meta")
+  if message["method"] == "ui/message":
+    content = params.get("content")
+    ok = (
+        set(params) == {"role", "content"}
+        and params["role"] == "user"
+        and isinstance(content, list)
+        and bool(content)
+        and all(
+            isinstance(b, dict)
+            and b.get("type") == "text"
+            and isinstance(b.get("text"), str)
+            and set(b) <= {"type", "text", "annotations"}
+            and isinstance(b.get("annotations", {}), dict)
+            for b in content
+        )
+    )
+    return -1 if ok else -32602
   if message["method"] == "tools/call":
     allowed = {"name", "arguments", "_meta"}
     ok = isinstance(params.get("name"), str) and isinstance(
@@ -108,7 +125,7 @@ _near_miss = st.fixed_dictionaries(
             st.lists(st.integers(), max_size=1),
         ),
         "method": st.one_of(
-            st.sampled_from([*_METHODS, "ui/message", "tools/list", ""]),
+            st.sampled_from([*_METHODS, "tools/list", ""]),
             st.integers(),
         ),
         "params": st.one_of(
@@ -119,6 +136,8 @@ _near_miss = st.fixed_dictionaries(
                     "name": _json,
                     "uri": _json,
                     "arguments": _json,
+                    "role": st.sampled_from(["user", "assistant"]),
+                    "content": _json,
                     "_meta": _json,
                     "server": st.text(max_size=3),
                 },
@@ -133,10 +152,22 @@ _enveloped = st.fixed_dictionaries(
         "jsonrpc": st.just("2.0"),
         "id": st.one_of(st.integers(), st.text(max_size=4)),
         "method": st.sampled_from(
-            [*_METHODS, "ui/message", "tools/list", "prompts/get", "x"]
+            [*_METHODS, "tools/list", "prompts/get", "x"]
         ),
     },
     optional={"params": _near_miss.map(lambda m: m.get("params", {}))},
+)
+
+_notification = st.fixed_dictionaries(
+    {
+        "jsonrpc": st.just("2.0"),
+        "method": st.sampled_from(
+            ["notifications/cancelled", "ui/notifications/size-changed", "x"]
+        ),
+    },
+    optional={
+        "params": st.dictionaries(st.text(max_size=9), _json, max_size=2)
+    },
 )
 
 
@@ -164,9 +195,14 @@ async def test_every_malformed_message_gets_its_typed_error_and_no_effect(
     @settings(
         max_examples=2000,
         deadline=None,
+        derandomize=True,
         suppress_health_check=list(HealthCheck),
     )
-    @given(st.one_of(_near_miss, _enveloped, _json, st.text(max_size=12)))
+    @given(
+        st.one_of(
+            _near_miss, _enveloped, _notification, _json, st.text(max_size=12)
+        )
+    )
     def fuzz(message: Any) -> None:
       sent = message
       if isinstance(message, str):

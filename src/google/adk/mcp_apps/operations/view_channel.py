@@ -77,8 +77,11 @@ from ..coordination.coordinator import owned_here
 from ..coordination.coordinator import refuse_reentry
 from ..coordination.coordinator import session_coordinator
 from ..errors import McpAppVisibilityError
+from ..event_policy.provenance import admitted
+from ..event_policy.provenance import APP_MESSAGE_TURN
 from ..lifecycle.errors import SessionLifecycleError
 from ..lifecycle.manager import check_incarnation
+from ..profile.capabilities import MessageModality
 from ..profile.fingerprint import binding_revision
 from ..profile.host_profile import McpAppsHostProfile
 from ..profile.limits import DeliveryLimits
@@ -136,7 +139,7 @@ _PROTOCOL_CODES: Final = {
     OperationErrorReason.HOST_ONLY: -32602,
 }
 
-_REQUESTS: Final = frozenset({'tools/call', 'resources/read'})
+_REQUESTS: Final = frozenset({'tools/call', 'resources/read', 'ui/message'})
 
 _INTERRUPTIONS: Final = frozenset({
     OperationErrorReason.CANCELLED,
@@ -225,6 +228,25 @@ class _Refusal(Exception):
   detail: str = ''
 
 
+def _check_message(params: Mapping[str, Any]) -> None:
+  """`ui/message`'s strict params: a user message of text blocks (v1's one
+  modality), and nothing else: no `_meta`, so no replay key."""
+  if set(params) != {'role', 'content'} or params['role'] != 'user':
+    raise _Refusal(OperationErrorReason.INVALID_PARAMS, 'role and content')
+  content = params['content']
+  if not isinstance(content, list) or not content:
+    raise _Refusal(OperationErrorReason.INVALID_PARAMS, 'content')
+  for block in content:
+    if (
+        not isinstance(block, Mapping)
+        or block.get('type') != 'text'
+        or not isinstance(block.get('text'), str)
+        or not set(block) <= {'type', 'text', 'annotations'}
+        or not isinstance(block.get('annotations', {}), Mapping)
+    ):
+      raise _Refusal(OperationErrorReason.INVALID_PARAMS, 'a text block')
+
+
 def _replayed(retained: Retained, operation_id: str) -> OperationOutcome:
   """A retained call outcome as the answer of a new request."""
   outcome = retained.outcome
@@ -274,6 +296,7 @@ class ViewChannel:
       confirmation: Optional[AppCallGovernor] = None,
       callbacks: Optional[AppCallCallbacks] = None,
       notify: Optional[Notify] = None,
+      runner: Any = None,
       read_item_bytes: Optional[int] = None,
       lease_seconds: float = 900.0,
       clock: Callable[[], float] = time.monotonic,
@@ -295,6 +318,8 @@ class ViewChannel:
       callbacks: The toolset's governed MCP callbacks on app calls
         (`facades.mcp_callbacks.AppPathCallbacks`).
       notify: Delivers the channel's own notifications to the View.
+      runner: The Runner a `ui/message` is delivered to as a turn; without
+        one the channel serves no `ui/message`.
       read_item_bytes: A per-item byte bound on read responses below the
         profile's `max_response_bytes`.
       lease_seconds: How long the channel's lease lasts.
@@ -319,6 +344,7 @@ class ViewChannel:
     self._outcomes = outcomes if outcomes is not None else RetainedOutcomes()
     self._read_item_bytes = read_item_bytes
     self._confirmation = confirmation
+    self._runner = runner
     self._callbacks = callbacks
     self._notify = notify
     self._clock = clock
@@ -379,6 +405,7 @@ class ViewChannel:
             artifact_service=runner.artifact_service,
             root_agent=root,
         ),
+        runner=runner,
         **options,
     )
 
@@ -511,7 +538,9 @@ class ViewChannel:
       self._notification(method, params)
       return None
     assert request_id is not None
-    if method not in _REQUESTS:
+    if method not in _REQUESTS or (
+        method == 'ui/message' and self._runner is None
+    ):
       return jsonrpc_error(request_id, OperationErrorReason.METHOD_NOT_FOUND)
     key = _id_key(request_id)
     if key in self._live:
@@ -538,6 +567,8 @@ class ViewChannel:
         response = await self._tools_call(
             request_id, operation_id, params, live, keyed
         )
+      elif method == 'ui/message':
+        response = await self._ui_message(request_id, params, live)
       else:
         response = await self._resources_read(
             request_id, operation_id, params, live, keyed
@@ -563,6 +594,9 @@ class ViewChannel:
     live.signal.cancel()
 
   def _check_params(self, method: str, params: Mapping[str, Any]) -> None:
+    if method == 'ui/message':
+      _check_message(params)
+      return
     if not set(params) <= {'name', 'arguments', 'uri', '_meta'}:
       raise _Refusal(OperationErrorReason.INVALID_PARAMS, 'unknown params')
     meta = params.get('_meta')
@@ -588,6 +622,8 @@ class ViewChannel:
       self, method: str, params: Mapping[str, Any]
   ) -> Optional[tuple[str, OperationIdentity]]:
     """The request's idempotency key and operation identity, if keyed."""
+    if method == 'ui/message':
+      return None  # No replay key in v1: every accepted message is a turn.
     key = idempotency_key_of(params.get('_meta'))
     if key is None:
       return None
@@ -720,11 +756,14 @@ class ViewChannel:
         ) from None
     effective = self._registry.effective(self.grant.binding.toolset_id)
     capabilities = effective.host_capabilities
-    advertised = capabilities is not None and (
-        capabilities.server_tools
-        if method == 'tools/call'
-        else capabilities.server_resources
-    )
+    if capabilities is None:
+      advertised = False
+    elif method == 'tools/call':
+      advertised = capabilities.server_tools
+    elif method == 'ui/message':
+      advertised = MessageModality.TEXT in (capabilities.message or ())
+    else:
+      advertised = capabilities.server_resources
     if 'app' not in effective.visibility or not advertised:
       raise _Refusal(OperationErrorReason.MODALITY_WITHDRAWN, method)
     if self._registry.binding_generation != self._binding_generation:
@@ -871,6 +910,36 @@ class ViewChannel:
           'the View notification %s was not delivered',
           notification.get('method'),
       )
+
+  # -- ui/message --------------------------------------------------------------
+
+  async def _ui_message(
+      self, request_id: RequestId, params: Mapping[str, Any], live: _Live
+  ) -> Optional[dict[str, Any]]:
+    """Delivers an accepted message as one Runner turn on the Session.
+
+    The channel validates and authorizes it without owning the Session;
+    the turn owns it (`Runner.run_async`), admitted as the app's message.
+    """
+    try:
+      await self.barrier('ui/message', size=live.size)
+    except OperationError as refusal:
+      return jsonrpc_error(request_id, refusal.reason)
+    message = genai_types.Content(
+        role='user',
+        parts=[
+            genai_types.Part(text=block['text']) for block in params['content']
+        ],
+    )
+    session = self.grant.session
+    with admitted(APP_MESSAGE_TURN):
+      async for _ in self._runner.run_async(
+          user_id=session.user_id,
+          session_id=session.session_id,
+          new_message=message,
+      ):
+        pass
+    return _result(request_id, {})
 
   # -- resources/read ----------------------------------------------------------
 
