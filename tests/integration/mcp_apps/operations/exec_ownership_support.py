@@ -380,6 +380,7 @@ async def stage(
     agent_fields: Optional[dict[str, Any]] = None,
     profile_fields: Optional[dict[str, Any]] = None,
     connect: Optional[Callable[[dict[str, Any]], Any]] = None,
+    session_service: Optional[Callable[[Path], Any]] = None,
 ) -> AsyncIterator[Stage]:
   """A Session with a View rendered by a real turn, on `backend`.
 
@@ -387,7 +388,8 @@ async def stage(
   `AgentLog`'s callbacks of the same name; `profile_fields` replace fields
   of the backend's profile (a deployment contract of the test's own);
   `connect` maps the server options to the connection parameters (a stdio
-  server by default).
+  server by default); `session_service` builds the Session service from the
+  test's directory (the backend's by default).
   """
   effects = tmp_path / "effects.json"
   requests_log = tmp_path / "requests.jsonl"
@@ -410,6 +412,8 @@ async def stage(
   if backend == "sqlite":
     profile = await sql_profile(f"sqlite+aiosqlite:///{tmp_path / 'stores.db'}")
     service = SqliteSessionService(str(tmp_path / "sessions.db"))
+  if session_service is not None:
+    service = session_service(tmp_path)
   if profile_fields:
     profile = dataclasses.replace(
         profile or local_dev_profile(), **profile_fields

@@ -22,6 +22,7 @@ runs before any retained outcome is looked up.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 from typing import Optional
@@ -30,18 +31,23 @@ from channel_support import call
 from channel_support import open_channel
 from channel_support import open_read_channel
 from channel_support import read
+from exec_ownership_support import eventually
 from exec_ownership_support import stage
 from google.adk.mcp_apps.affinity.errors import InvalidationReason
 from google.adk.mcp_apps.binding.overrides import BindingOverrides
 from google.adk.mcp_apps.contracts.principal_resolver import Principal
 from google.adk.mcp_apps.contracts.scope import SessionKey
 from google.adk.mcp_apps.contracts.session_authorizer import SessionPurpose
-from google.adk.mcp_apps.operations.errors import OperationErrorReason
+from google.adk.mcp_apps.coordination.coordinator import session_coordinator
 from google.adk.mcp_apps.operations import idempotency
+from google.adk.mcp_apps.operations.app_call import APP_CALL_OPERATION
+from google.adk.mcp_apps.operations.errors import OperationErrorReason
 from google.adk.mcp_apps.operations.idempotency import RetainedOutcomes
 from google.adk.mcp_apps.profile.limits import DeliveryLimits
 from google.adk.mcp_apps.profile.policies import ResourcePolicySettings
 from google.adk.mcp_apps.resources import ResourcePolicyEntry
+from google.adk.mcp_apps.sealing.resolver import GatedResultResolver
+from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from mcp_apps_conformance_server import names
 import pytest
 from read_support import view_reads
@@ -508,3 +514,62 @@ async def test_after_its_retention_a_keyed_read_runs_again(
   )
   assert again is not None and "result" in again
   assert view.reads() == before + 2
+
+
+class HeldAudits(SqliteSessionService):
+  """The deployment's SQLite Session service; the test holds the append of
+  app-operation records until it opens `release`."""
+
+  def __init__(self, path: str) -> None:
+    super().__init__(path)
+    self.release = asyncio.Event()
+    self.held = asyncio.Event()
+
+  async def append_event(self, session: Any, event: Any) -> Any:
+    if (event.custom_metadata or {}).get("mcp_app_operation"):
+      self.held.set()
+      await self.release.wait()
+    return await super().append_event(session, event)
+
+
+@pytest.mark.conformance("P2-SRS-18")
+async def test_a_late_append_stands_and_the_key_keeps_the_timeout_error(
+    mcp_apps: Any, tmp_path: Path
+) -> None:
+  services: list[HeldAudits] = []
+
+  def held_service(path: Path) -> HeldAudits:
+    services.append(HeldAudits(str(path / "sessions.db")))
+    return services[0]
+
+  async with stage(
+      mcp_apps, tmp_path, "sqlite", session_service=held_service
+  ) as s:
+    (service,) = services
+    channel = await open_channel(s, append_timeout=0.05)
+    # The append is held at the service, so the deadline passes first.
+    first = await channel.handle(buy(1, "order-1"), token=channel.token)
+    assert service.held.is_set()
+    assert reason_of(first) == OperationErrorReason.APPEND_TIMEOUT.value
+    # The late append still owns the Session: nothing interleaves with it.
+    owner = session_coordinator().owner(s.key)
+    assert owner is not None and owner.operation == APP_CALL_OPERATION
+    service.release.set()
+    await eventually(
+        lambda: session_coordinator().owner(s.key) is None, "the late commit"
+    )
+    (record,) = records(await s.stored())
+    resolved = await GatedResultResolver(
+        s.st.profile, s.st.session_service
+    ).resolve(
+        s.key,
+        event_id=record.id,
+        function_call_id=f"{channel.operation_prefix}:1",
+    )
+    assert resolved.full_result()["structuredContent"]
+    # Inside the retained boundary nothing runs again: the key keeps the
+    # timeout error.
+    again = await channel.handle(buy(2, "order-1"), token=channel.token)
+    assert again is not None and again["error"] == first["error"]
+    assert s.tool_calls(names.SIDE_EFFECT) == 1
+    assert len(records(await s.stored())) == 1

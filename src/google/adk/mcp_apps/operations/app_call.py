@@ -389,6 +389,9 @@ class AppCallRequest:
       awaited first once the Session is owned: it raises `OperationError`
       to refuse the call (nothing runs, nothing is recorded), or returns
       an outcome to answer with instead of running (a retained one).
+    append_timeout: Seconds the audit record's append may take. Past
+      it the call ends with `APPEND_TIMEOUT` while the append goes on,
+      still owning the Session; what it stores stands. None waits for it.
     between_legs: Awaited before each further leg of a multi-round call
       (the View channel's admission barrier). An `OperationError` it
       raises ends the operation with that reason, its callbacks' effects
@@ -409,6 +412,7 @@ class AppCallRequest:
   toolset_id: str = ''
   admission: Optional[Admission] = None
   between_legs: Optional[Callable[[], Awaitable[None]]] = None
+  append_timeout: Optional[float] = None
 
 
 class _AppTool(BaseTool):
@@ -791,13 +795,22 @@ async def run_app_call(
   if cached is not None:
     return cached
   interrupted: list[OperationOutcome] = []
+  late: list[_LateAppend] = []
   try:
     # Queued, it does nothing: every check below runs once it owns the
     # Session, and its callbacks and observers run inside the ownership.
-    async with session_coordinator().owned(key, APP_CALL_OPERATION):
+    ownership = await session_coordinator().acquire(key, APP_CALL_OPERATION)
+    try:
       outcome = await _run(
-          request, environment, signal or OperationSignal(), interrupted
+          request, environment, signal or OperationSignal(), interrupted, late
       )
+    finally:
+      if late:
+        # The append outlived its deadline: it keeps the Session until it
+        # ends, so nothing interleaves with its late commit.
+        late[0].finish_in_background(ownership)
+      else:
+        ownership.release()
   except asyncio.CancelledError:
     if interrupted:
       cache._settle(interrupted[0])  # pylint: disable=protected-access
@@ -819,11 +832,39 @@ async def run_app_call(
   return cache._settle(outcome)  # pylint: disable=protected-access
 
 
+class _LateAppend:
+  """An audit append that outlived the call's deadline."""
+
+  _running: set[asyncio.Future[Any]] = set()
+
+  def __init__(
+      self, append: asyncio.Future[Any], settle: Callable[[], None]
+  ) -> None:
+    self.append = append
+    self.settle = settle
+
+  def finish_in_background(self, ownership: Any) -> None:
+    task = asyncio.ensure_future(self._finish(ownership))
+    _LateAppend._running.add(task)
+    task.add_done_callback(_LateAppend._running.discard)
+
+  async def _finish(self, ownership: Any) -> None:
+    ownership.transfer_here()
+    try:
+      await self.append
+    except BaseException:  # pylint: disable=broad-exception-caught
+      logger.warning('a late audit append failed', exc_info=True)
+    finally:
+      self.settle()
+      ownership.release()
+
+
 async def _run(
     request: AppCallRequest,
     environment: OperationEnvironment,
     signal: OperationSignal,
     interrupted_outcome: list[OperationOutcome],
+    late: Optional[list[_LateAppend]] = None,
 ) -> OperationOutcome:
   op = request.operation_id
   # (0) The post-queue barrier, now the Session is owned: the View was
@@ -1012,24 +1053,48 @@ async def _run(
       if call.short_circuit
       else ('result' if failure is None else failure.reason.value)
   )
-  audit = await append_audit_event(
-      session_service=environment.session_service,
-      session=session,
-      event=_record(
-          request,
-          invocation_id,
-          agent_name,
-          path,
-          result=result,
-          error=wire_error,
-      ),
-      effects=effects,
-      plugin_manager=environment.plugin_manager,
-      agent_name=agent_name,
+  append = asyncio.ensure_future(
+      append_audit_event(
+          session_service=environment.session_service,
+          session=session,
+          event=_record(
+              request,
+              invocation_id,
+              agent_name,
+              path,
+              result=result,
+              error=wire_error,
+          ),
+          effects=effects,
+          plugin_manager=environment.plugin_manager,
+          agent_name=agent_name,
+      )
   )
-  if candidate is not None:
-    # Appended or refused, the Event took its pending seal (or none will).
-    PENDING_SEALS.discard(invocation_id, [op])
+
+  def settle_seal() -> None:
+    if candidate is not None:
+      # Appended or refused, the Event took its pending seal (or none will).
+      PENDING_SEALS.discard(invocation_id, [op])
+
+  try:
+    done, _ = await asyncio.wait({append}, timeout=request.append_timeout)
+  except asyncio.CancelledError:
+    append.cancel()
+    raise
+  if not done and late is not None:
+    late.append(_LateAppend(append, settle_seal))
+    cause = OperationError(
+        OperationErrorReason.APPEND_TIMEOUT,
+        'the audit record was not stored within the append deadline',
+    )
+    return OperationOutcome(
+        op,
+        OperationOutcomeKind.ERROR,
+        error=_host_error(OperationErrorReason.APPEND_TIMEOUT),
+        cause=cause,
+    )
+  audit = await append
+  settle_seal()
   if audit.error is not None:
     cause = OperationError(
         OperationErrorReason.EVENT_PIPELINE_FAILED,

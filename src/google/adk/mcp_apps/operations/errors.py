@@ -75,6 +75,11 @@ class OperationErrorReason(enum.Enum):
   """The result authority refused the call's result (over a sealing limit,
   or the approved result does not re-validate)."""
 
+  APPEND_TIMEOUT = 'append_timeout'
+  """The audit record's append outlived the call's append deadline: the
+  call ended with this error (the outcome a retry with its key gets), and
+  the append went on; what it stored stands."""
+
   EVENT_POLICY_REFUSED = 'event_policy_refused'
   """An `on_event` callback returned control actions the audit Event may
   not carry; they were stripped, the allowed deltas committed."""

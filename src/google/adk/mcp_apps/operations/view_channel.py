@@ -298,6 +298,7 @@ class ViewChannel:
       notify: Optional[Notify] = None,
       runner: Any = None,
       read_item_bytes: Optional[int] = None,
+      append_timeout: Optional[float] = None,
       lease_seconds: float = 900.0,
       clock: Callable[[], float] = time.monotonic,
   ) -> None:
@@ -322,6 +323,8 @@ class ViewChannel:
         one the channel serves no `ui/message`.
       read_item_bytes: A per-item byte bound on read responses below the
         profile's `max_response_bytes`.
+      append_timeout: Seconds a call's audit append may take before the
+        call ends with `APPEND_TIMEOUT` (the append goes on); None waits.
       lease_seconds: How long the channel's lease lasts.
       clock: The monotonic clock (leases, rate).
     """
@@ -345,6 +348,7 @@ class ViewChannel:
     self._read_item_bytes = read_item_bytes
     self._confirmation = confirmation
     self._runner = runner
+    self._append_timeout = append_timeout
     self._callbacks = callbacks
     self._notify = notify
     self._clock = clock
@@ -848,6 +852,7 @@ class ViewChannel:
         callbacks=self._callbacks,
         admission=admission,
         between_legs=between_legs,
+        append_timeout=self._append_timeout,
     )
     try:
       outcome = await run_app_call(
