@@ -41,6 +41,7 @@ import collections
 from collections.abc import Awaitable
 from collections.abc import Callable
 from collections.abc import Mapping
+from collections.abc import Sequence
 import dataclasses
 import hashlib
 import hmac
@@ -124,6 +125,12 @@ READ_OPERATION: Final = 'app.resources_read'
 """The operation name a View's read owns its Session under."""
 
 TOOL_CANCELLED: Final = 'ui/notifications/tool-cancelled'
+
+REQUEST_TEARDOWN: Final = 'ui/notifications/request-teardown'
+"""The View's request to be torn down; the host decides."""
+
+TEARDOWN_OPERATION: Final = 'app.teardown'
+"""The operation name teardown phase 2 owns the Session under."""
 """The notification a surviving channel gets for a cancelled call."""
 
 CONFIRMATION_META_PREFIX: Final = 'com.google.adk/confirmation'
@@ -154,6 +161,10 @@ _CANCELLED: Final = 'notifications/cancelled'
 
 RequestId = Union[str, int]
 Notify = Callable[[dict[str, Any]], Awaitable[None]]
+TeardownDecision = Callable[['ViewChannel'], Awaitable[bool]]
+"""The host's answer to a View's request to be torn down."""
+TeardownHook = Callable[['ViewChannel'], Awaitable[None]]
+"""Removes a host's per-View state in teardown phase 2."""
 
 
 class ChannelRegistry(Protocol):
@@ -297,6 +308,8 @@ class ViewChannel:
       callbacks: Optional[AppCallCallbacks] = None,
       notify: Optional[Notify] = None,
       runner: Any = None,
+      on_request_teardown: Optional[TeardownDecision] = None,
+      teardown_hooks: Sequence[TeardownHook] = (),
       read_item_bytes: Optional[int] = None,
       append_timeout: Optional[float] = None,
       lease_seconds: float = 900.0,
@@ -321,6 +334,11 @@ class ViewChannel:
       notify: Delivers the channel's own notifications to the View.
       runner: The Runner a `ui/message` is delivered to as a turn; without
         one the channel serves no `ui/message`.
+      on_request_teardown: The host's decision on the View's
+        `ui/notifications/request-teardown` (True tears the View down);
+        None declines every request.
+      teardown_hooks: Awaited by teardown phase 2, under the Session's
+        ownership, to remove the host's per-View state.
       read_item_bytes: A per-item byte bound on read responses below the
         profile's `max_response_bytes`.
       append_timeout: Seconds a call's audit append may take before the
@@ -348,6 +366,11 @@ class ViewChannel:
     self._read_item_bytes = read_item_bytes
     self._confirmation = confirmation
     self._runner = runner
+    self._on_request_teardown = on_request_teardown
+    self._teardown_hooks = tuple(teardown_hooks)
+    self._teardown_asked = False
+    self._phase2: Optional[asyncio.Future[None]] = None
+    self._torn_down = False
     self._append_timeout = append_timeout
     self._callbacks = callbacks
     self._notify = notify
@@ -464,6 +487,45 @@ class ViewChannel:
     """
     self._close(OperationErrorReason.TEARDOWN)
 
+  async def finish_teardown(self) -> None:
+    """Phase 2 of the View's teardown, under the Session's ownership.
+
+    Queues behind whatever owns the Session (the interrupted operations
+    record their reconciliation first), then runs the host's teardown
+    hooks (its registers and other per-View state) and revokes the grant,
+    releasing the View's connection generation. Runs once; a second call
+    waits for the first. Runs phase 1 first if it has not run.
+    """
+    self.teardown()
+    if self._phase2 is not None:
+      await asyncio.shield(self._phase2)
+      return
+    refuse_reentry(self.grant.session, TEARDOWN_OPERATION)
+    self._phase2 = asyncio.get_running_loop().create_future()
+    try:
+      async with session_coordinator().owned(
+          self.grant.session, TEARDOWN_OPERATION
+      ):
+        for hook in self._teardown_hooks:
+          try:
+            await hook(self)
+          except Exception:  # pylint: disable=broad-exception-caught
+            logger.warning('a View teardown hook failed', exc_info=True)
+        self.grant.revoke()
+        self._torn_down = True
+    finally:
+      self._phase2.set_result(None)
+
+  async def tear_down(self) -> None:
+    """Both phases: what a host runs to end the View."""
+    self.teardown()
+    await self.finish_teardown()
+
+  @property
+  def torn_down(self) -> bool:
+    """Whether phase 2 has completed."""
+    return self._torn_down
+
   def _close(self, reason: OperationErrorReason) -> None:
     if self._closed is None:
       self._closed = reason
@@ -539,7 +601,7 @@ class ViewChannel:
     method: str = parsed['method']
     params: Mapping[str, Any] = parsed.get('params') or {}
     if 'id' not in parsed:
-      self._notification(method, params)
+      await self._notification(method, params)
       return None
     assert request_id is not None
     if method not in _REQUESTS or (
@@ -583,7 +645,10 @@ class ViewChannel:
       return None  # No late response to a View that went away or cancelled.
     return response
 
-  def _notification(self, method: str, params: Mapping[str, Any]) -> None:
+  async def _notification(self, method: str, params: Mapping[str, Any]) -> None:
+    if method == REQUEST_TEARDOWN:
+      await self._teardown_requested(params)
+      return
     if method != _CANCELLED:
       logger.debug('View notification %s ignored', method)
       return
@@ -596,6 +661,27 @@ class ViewChannel:
       return  # Finished already, or never live: nothing to cancel.
     live.cancelled = True
     live.signal.cancel()
+
+  async def _teardown_requested(self, params: Mapping[str, Any]) -> None:
+    """`ui/notifications/request-teardown`: the host decides."""
+    if params:
+      logger.info('a malformed request-teardown was ignored')
+      return
+    if self._teardown_asked or self._closed is not None:
+      logger.info('a duplicate request-teardown was ignored')
+      return
+    self._teardown_asked = True
+    decide = self._on_request_teardown
+    try:
+      approved = decide is not None and bool(await decide(self))
+    except Exception:  # pylint: disable=broad-exception-caught
+      logger.warning('the host teardown decision failed', exc_info=True)
+      approved = False
+    if not approved:
+      logger.info('the host declined a request-teardown; the View stays')
+      self._teardown_asked = False
+      return
+    await self.tear_down()
 
   def _check_params(self, method: str, params: Mapping[str, Any]) -> None:
     if method == 'ui/message':
