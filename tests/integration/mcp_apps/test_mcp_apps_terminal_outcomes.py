@@ -117,6 +117,12 @@ class Probe(BasePlugin):
     self.log: list[str] = []
     self.observed: list[Event] = []
     self.saved_version: Optional[int] = None
+    # Teardown races (P4-TD): the before-tool callback may wait at
+    # `hold_before` after its effect (`in_before` says it got there), and
+    # the observer phase may tear the View down (`teardown_on_observe`).
+    self.hold_before: Optional[asyncio.Event] = None
+    self.in_before = asyncio.Event()
+    self.teardown_on_observe: Optional[OperationSignal] = None
 
   async def before_tool_callback(
       self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any
@@ -132,6 +138,9 @@ class Probe(BasePlugin):
       return {"shorted": True, "tool": tool.name}
     elif self.before == "raise":
       raise RuntimeError("before_tool failed")
+    self.in_before.set()
+    if self.hold_before is not None:
+      await self.hold_before.wait()
     return None
 
   async def after_tool_callback(
@@ -171,6 +180,8 @@ class Probe(BasePlugin):
   ) -> None:
     self.log.append("observe")
     self.observed.append(event)
+    if self.teardown_on_observe is not None:
+      self.teardown_on_observe.teardown()
 
 
 @dataclasses.dataclass
@@ -765,3 +776,98 @@ async def test_before_tool_effect_then_failure_holds_on_all_five_surfaces(
       (seen,) = probe.observed
       assert seen.actions.state_delta == record.actions.state_delta
       assert seen.actions.artifact_delta == record.actions.artifact_delta
+
+
+# --- P4-TD-05..10: teardown in the five-surface grid ------------------------
+
+_TEARDOWN_GRID = {
+    ("state", "in_callback"): ("P4-TD-05",),
+    ("state", "at_server"): ("P4-TD-06", "P4-TD-03"),
+    ("artifact", "in_callback"): ("P4-TD-07",),
+    ("artifact", "at_server"): ("P4-TD-08",),
+    ("state", "teardown_then_on_event_failure"): ("P4-TD-09",),
+    ("state", "on_event_failure_then_teardown"): ("P4-TD-10",),
+}
+
+
+async def _drive_teardown(
+    h: Harness, gate: ServerGate, probe: Probe, path: str
+) -> OperationOutcome:
+  """Runs the operation while teardown phase 1 (the View's
+  `OperationSignal.teardown()`, what `ViewChannel.teardown` sends each live
+  request) arrives at `path`'s moment; its outcome."""
+  signal = OperationSignal()
+  if path == "in_callback":
+    probe.hold_before = asyncio.Event()
+    running = asyncio.ensure_future(
+        h.run(probe, names.SIDE_EFFECT, {"key": "td"}, signal)
+    )
+    await probe.in_before.wait()  # The effect is made; the callback waits.
+    signal.teardown()
+    return await running
+  if path == "on_event_failure_then_teardown":
+    probe.teardown_on_observe = signal  # After the failure's record.
+    return await h.run(probe, names.SIDE_EFFECT, {"key": "td"}, signal)
+  running = asyncio.ensure_future(
+      h.run(probe, names.GATED_VIEW, {"tag": path}, signal)
+  )
+  await gate.entered.wait()  # In flight at the server.
+  signal.teardown()
+  outcome = await running
+  gate.open()
+  return outcome
+
+
+@pytest.mark.parametrize(
+    ("effect", "path"),
+    [
+        pytest.param(
+            effect, path, marks=pytest.mark.conformance(*cases), id=cases[0]
+        )
+        for (effect, path), cases in _TEARDOWN_GRID.items()
+    ],
+)
+async def test_teardown_after_a_before_tool_effect_holds_on_all_five_surfaces(
+    mcp_apps: Any, tmp_path: Path, backend: str, effect: str, path: str
+) -> None:
+  async with ServerGate() as gate:
+    async with _harness(mcp_apps, tmp_path, backend, gate) as h:
+      probe = Probe(
+          before=effect,
+          on_event="raise" if "on_event_failure" in path else None,
+      )
+      outcome = await _drive_teardown(h, gate, probe, path)
+      record = await h.only_record(outcome)
+      stamp = audit_record(record)
+
+      # (1) Wire and (3) cached outcome.
+      _assert_cached(h, outcome)
+      if path == "on_event_failure_then_teardown":
+        # The failure decided the outcome; the later teardown suppresses
+        # only what the View would get (its channel is closed).
+        assert _host_error_reason(outcome) == "event_pipeline_failed"
+        assert stamp == {"kind": "audit", "path": "fallback"}
+        assert h.counts() == {"td": 1}
+      else:
+        assert outcome.wire is None and not outcome.tool_cancelled
+        assert outcome.kind is OperationOutcomeKind.CANCELLED
+        assert outcome.cause is not None
+        assert outcome.cause.reason is OperationErrorReason.TEARDOWN
+        expected_path = "fallback" if "on_event" in path else "pipeline"
+        assert stamp == {"kind": "reconciliation", "path": expected_path}
+        if path == "in_callback":
+          assert h.counts() == {}  # Torn down before anything was sent.
+
+      # (2) Durable record and (4) live state / artifact store: the effect
+      # stands, reconciled from the frozen batch, never rolled back.
+      if effect == "state":
+        expected = {"cart": {"items": ["A1", "B2"]}}
+        assert record.actions.state_delta == expected
+        assert h.session.state["cart"] == expected["cart"]
+        assert (await h.stored_state())["cart"] == expected["cart"]
+      else:
+        assert record.actions.artifact_delta == {ARTIFACT: 0}
+        assert await h.artifact_versions() == [0]
+
+      # (5) Observer output: the record, once, as stored.
+      assert [e.id for e in probe.observed] == [outcome.record_id]
