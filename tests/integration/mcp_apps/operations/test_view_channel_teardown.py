@@ -282,3 +282,53 @@ async def test_duplicate_and_racing_teardowns_run_each_phase_once(
     assert len(asked) == 1
     assert hooks.ran == [(TEARDOWN_OPERATION, True)]
     assert channel.torn_down
+
+
+@pytest.mark.conformance("P4-COORD-20")
+async def test_a_message_turn_admitted_before_teardown_keeps_its_effects(
+    mcp_apps: Any, tmp_path: Path
+) -> None:
+  async with stage(mcp_apps, tmp_path, "in_memory") as s:
+    hooks = Hooks()
+    channel = await open_channel(s, teardown_hooks=[hooks])
+    in_model = asyncio.Event()
+    release = asyncio.Event()
+
+    async def held() -> None:
+      in_model.set()
+      await release.wait()
+
+    s.st.llm.on_answer = held
+    s.st.llm.steps = [[(names.SIDE_EFFECT, {"key": "turn"})]]
+    message = asyncio.ensure_future(
+        channel.handle(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "ui/message",
+                "params": {
+                    "role": "user",
+                    "content": [{"type": "text", "text": "go"}],
+                },
+            },
+            token=channel.token,
+        )
+    )
+    await asyncio.wait_for(in_model.wait(), BOUND)
+    teardown = asyncio.ensure_future(channel.tear_down())
+    await eventually(
+        lambda: session_coordinator().waiting(s.key) == 1, "phase 2 queues"
+    )
+    assert hooks.ran == []  # Phase 2 waits for the turn.
+    release.set()
+    # The turn ran to its end; the View gets no terminal response.
+    assert await asyncio.wait_for(message, BOUND) is None
+    await asyncio.wait_for(teardown, BOUND)
+    assert hooks.ran == [(TEARDOWN_OPERATION, True)]
+    assert s.counts() == {"turn": 1}
+    stored = await s.stored()
+    assert [
+        p.text for e in stored if e.author == "user" for p in e.content.parts
+    ] == ["go"]
+    assert any(e.get_function_responses() for e in stored)
+    assert stored[-1].content.parts[0].text  # The model's final answer.
