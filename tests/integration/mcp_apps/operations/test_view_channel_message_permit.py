@@ -454,11 +454,11 @@ async def test_teardown_after_the_turn_was_admitted_leaves_that_turn_whole(
     user_messages.reset()
     user_messages.hold = asyncio.Event()
     channel = await open_channel(s)
-    pending = asyncio.ensure_future(
-        channel.handle(message(1, "hello"), token=channel.token)
-    )
+    ownership = await hold_session(s)
+    pending = await queue_message(s, channel, message(1, "hello"))
+    (permit,) = channel.message_permits
+    ownership.release()
     await asyncio.wait_for(user_messages.entered.wait(), BOUND)
-    (permit,) = [p for p in channel._permits]  # pylint: disable=protected-access
     assert permit.admitted and channel.message_permits == ()
     channel.teardown()
     assert permit.invalidated is None
