@@ -28,6 +28,7 @@ from typing import Optional
 from exec_ownership_support import Stage
 from google.adk.mcp_apps.bootstrap.render import ViewGrant
 from google.adk.mcp_apps.operations.app_call import OperationEnvironment
+from google.adk.mcp_apps.operations.message_permit import attest_every_message
 from google.adk.mcp_apps.operations.view_channel import ViewChannel
 from google.adk.mcp_apps.sealing.resolver import ViewBinding
 from sealing_support import PRINCIPAL
@@ -86,6 +87,9 @@ async def open_channel(
 
   fields.setdefault("principal", PRINCIPAL)
   fields.setdefault("runner", s.st.runner)
+  # The test is the host: it attests every message unless a test says
+  # otherwise (`message_confirmation=None` is the channel's default).
+  fields.setdefault("message_confirmation", attest_every_message)
   return ViewChannel(
       grant=grant,
       widget_uri=widget_uri_of(widget.payload),

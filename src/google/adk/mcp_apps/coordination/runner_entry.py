@@ -20,7 +20,9 @@ A Runner is app-enabled when its agent tree holds a registry toolset
 for the new-message append and the whole turn, `rewind_async` owns it for
 its read, compute and write, a reentrant `run()` is refused before its
 worker thread starts, and `run_live` is refused before it reads anything.
-On any other Runner every hook is a pass-through. Design:
+On any other Runner every hook is a pass-through. A caller that delivers
+a turn under a `TurnPermit` (`permitted_turn`) has the turn revalidate it
+once the Session is owned, before the turn runs anything. Design:
 docs/design/session-coordination.md.
 
 Usage (in `runners.py`):
@@ -33,12 +35,15 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from collections.abc import Callable
+from collections.abc import Iterator
 import contextlib
+import contextvars
 import functools
 import inspect
 import sys
 from typing import Any
 from typing import Optional
+from typing import Protocol
 from typing import TypeVar
 
 from ..contracts.scope import SessionKey
@@ -51,6 +56,73 @@ from .errors import CoordinationErrorReason
 _F = TypeVar('_F', bound=Callable[..., Any])
 
 _REGISTRY_TOOLSET_MODULE = 'google.adk.mcp_apps.binding.registry_toolset'
+
+
+class TurnPermit(Protocol):
+  """A protected permit a Runner turn revalidates once it owns its Session.
+
+  The channel that accepted a View's `ui/message` mints one and delivers
+  the turn under it (`permitted_turn`); `run_async` claims it for its
+  Session and revalidates it after acquisition, before any callback or
+  append.
+  """
+
+  @property
+  def session(self) -> SessionKey:
+    """The Session whose turn the permit admits."""
+    ...
+
+  def claim(self) -> bool:
+    """Takes the permit for one turn; False once a turn took it."""
+    ...
+
+  async def revalidate(
+      self, new_message: Any
+  ) -> contextlib.AbstractContextManager[Any]:
+    """Checks the permit against what holds now, for `new_message`.
+
+    Returns:
+      The scope the turn runs in (its admission).
+
+    Raises:
+      Exception: The permit is stale: the turn runs nothing.
+    """
+    ...
+
+
+_turn_permit: contextvars.ContextVar[Optional[TurnPermit]] = (
+    contextvars.ContextVar('adk_mcp_apps_turn_permit', default=None)
+)
+
+
+@contextlib.contextmanager
+def permitted_turn(permit: TurnPermit) -> Iterator[TurnPermit]:
+  """Delivers the Runner turns started in the block under `permit`.
+
+  Only the first turn on the permit's Session claims it; a nested Runner
+  on another Session runs as it would without it.
+  """
+  token = _turn_permit.set(permit)
+  try:
+    yield permit
+  finally:
+    try:
+      _turn_permit.reset(token)
+    except ValueError:
+      pass  # Closed from another context.
+
+
+async def _permit_scope(
+    runner: Any, kwargs: dict[str, Any]
+) -> Optional[contextlib.AbstractContextManager[Any]]:
+  """The scope of a turn delivered under a permit (revalidated now)."""
+  permit = _turn_permit.get()
+  if permit is None:
+    return None
+  key = _session_key(runner, kwargs.get('user_id'), kwargs.get('session_id'))
+  if key != permit.session or not permit.claim():
+    return None  # Another Session's turn, or a later one: not the permit's.
+  return await permit.revalidate(kwargs.get('new_message'))
 
 
 def _agents(root: Any) -> list[Any]:
@@ -132,6 +204,10 @@ def coordinated(method: _F) -> _F:
           ownership = await stack.enter_async_context(
               session_coordinator().owned(key, operation)
           )
+        # Owned now: a permit is revalidated before the turn runs anything.
+        scope = await _permit_scope(self, kwargs)
+        if scope is not None:
+          stack.enter_context(scope)
         agen = method(self, *args, **kwargs)
         try:
           async for item in agen:

@@ -25,6 +25,9 @@ Modules:
 * `idempotency`: the idempotency key, the method-aware
   `OperationIdentity`, and `RetainedOutcomes`, the process-local ledger of
   keyed operations' terminal outcomes.
+* `message_permit`: `MessagePermit`, the protected permit a `ui/message`
+  turn revalidates once it owns the Session, and the host's
+  `MessageConfirmation`.
 
 Example:
 

@@ -165,6 +165,13 @@ class OperationErrorReason(enum.Enum):
   LIMIT_EXCEEDED = 'limit_exceeded'
   """The operation went over a byte or time limit."""
 
+  # `ui/message` (`message_permit`).
+
+  MESSAGE_PERMIT_STALE = 'message_permit_stale'
+  """The turn's message permit no longer matches what holds once the
+  Session is owned (its lease, View, binding revision, incarnation or
+  payload), or teardown invalidated it: the turn ran nothing."""
+
   # Multi-round requests (MRTR).
 
   MRTR_ROUNDS_EXCEEDED = 'mrtr_rounds_exceeded'

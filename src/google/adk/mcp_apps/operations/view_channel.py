@@ -43,6 +43,7 @@ from collections.abc import Callable
 from collections.abc import Mapping
 from collections.abc import Sequence
 import dataclasses
+import functools
 import hashlib
 import hmac
 import json
@@ -77,9 +78,8 @@ from ..contracts.session_authorizer import SessionPurpose
 from ..coordination.coordinator import owned_here
 from ..coordination.coordinator import refuse_reentry
 from ..coordination.coordinator import session_coordinator
+from ..coordination.runner_entry import permitted_turn
 from ..errors import McpAppVisibilityError
-from ..event_policy.provenance import admitted
-from ..event_policy.provenance import APP_MESSAGE_TURN
 from ..lifecycle.errors import SessionLifecycleError
 from ..lifecycle.manager import check_incarnation
 from ..profile.capabilities import MessageModality
@@ -110,6 +110,12 @@ from .idempotency import OperationIdentity
 from .idempotency import read_retention
 from .idempotency import Retained
 from .idempotency import RetainedOutcomes
+from .message_permit import CONFIRMED
+from .message_permit import lease_digest
+from .message_permit import MessageConfirmation
+from .message_permit import MessageConfirmationRequest
+from .message_permit import MessagePermit
+from .message_permit import payload_digest
 
 __all__ = [
     'READ_OPERATION',
@@ -310,6 +316,7 @@ class ViewChannel:
       runner: Any = None,
       on_request_teardown: Optional[TeardownDecision] = None,
       teardown_hooks: Sequence[TeardownHook] = (),
+      message_confirmation: Optional[MessageConfirmation] = None,
       read_item_bytes: Optional[int] = None,
       append_timeout: Optional[float] = None,
       lease_seconds: float = 900.0,
@@ -339,6 +346,9 @@ class ViewChannel:
         None declines every request.
       teardown_hooks: Awaited by teardown phase 2, under the Session's
         ownership, to remove the host's per-View state.
+      message_confirmation: The host's confirmation of each `ui/message`
+        (its attestation or its own ask); None confirms nothing, so every
+        message is refused (`CONFIRMATION_DENIED`).
       read_item_bytes: A per-item byte bound on read responses below the
         profile's `max_response_bytes`.
       append_timeout: Seconds a call's audit append may take before the
@@ -371,6 +381,8 @@ class ViewChannel:
     self._teardown_asked = False
     self._phase2: Optional[asyncio.Future[None]] = None
     self._torn_down = False
+    self._message_confirmation = message_confirmation
+    self._permits: set[MessagePermit] = set()
     self._append_timeout = append_timeout
     self._callbacks = callbacks
     self._notify = notify
@@ -486,6 +498,7 @@ class ViewChannel:
     answer nothing more.
     """
     self._close(OperationErrorReason.TEARDOWN)
+    self.invalidate_message_permits(OperationErrorReason.TEARDOWN)
 
   async def finish_teardown(self) -> None:
     """Phase 2 of the View's teardown, under the Session's ownership.
@@ -1004,33 +1017,135 @@ class ViewChannel:
 
   # -- ui/message --------------------------------------------------------------
 
+  @property
+  def message_permits(self) -> tuple[MessagePermit, ...]:
+    """The permits of the channel's messages not yet admitted as turns."""
+    return tuple(p for p in self._permits if not p.admitted)
+
+  def invalidate_message_permits(self, reason: OperationErrorReason) -> None:
+    """Invalidates every queued message permit at once (no await): none
+    of their turns runs anything."""
+    for permit in tuple(self._permits):
+      permit.invalidate(reason)
+
   async def _ui_message(
       self, request_id: RequestId, params: Mapping[str, Any], live: _Live
   ) -> Optional[dict[str, Any]]:
-    """Delivers an accepted message as one Runner turn on the Session.
+    """Delivers an accepted message as one Runner turn under its permit.
 
-    The channel validates and authorizes it without owning the Session;
-    the turn owns it (`Runner.run_async`), admitted as the app's message.
+    The channel validates, authorizes and confirms it without owning the
+    Session, then mints the permit; the turn (`Runner.run_async`) claims
+    it, owns the Session and revalidates it before any callback or append.
     """
     try:
       await self.barrier('ui/message', size=live.size)
     except OperationError as refusal:
       return jsonrpc_error(request_id, refusal.reason)
-    message = genai_types.Content(
-        role='user',
-        parts=[
-            genai_types.Part(text=block['text']) for block in params['content']
-        ],
-    )
+    texts = tuple(block['text'] for block in params['content'])
+    if not await self._confirm_message(texts, live):
+      return jsonrpc_error(request_id, OperationErrorReason.CONFIRMATION_DENIED)
     session = self.grant.session
-    with admitted(APP_MESSAGE_TURN):
-      async for _ in self._runner.run_async(
-          user_id=session.user_id,
-          session_id=session.session_id,
-          new_message=message,
-      ):
-        pass
+    try:
+      revision = binding_revision(self._profile())
+    except _Refusal as refusal:
+      return jsonrpc_error(request_id, refusal.reason)
+    permit = MessagePermit(
+        session=session,
+        view_id=self.view_id,
+        lease=lease_digest(self._token),
+        binding_revision=revision,
+        binding_generation=self._binding_generation,
+        incarnation=self.grant.incarnation,
+        confirmation=CONFIRMED,
+        texts=texts,
+        recheck=functools.partial(self._recheck_message, live=live),
+    )
+    self._permits.add(permit)
+    if self._closed is not None:
+      permit.invalidate(self._closed)
+    message = genai_types.Content(
+        role='user', parts=[genai_types.Part(text=text) for text in texts]
+    )
+    try:
+      with permitted_turn(permit):
+        async for _ in self._runner.run_async(
+            user_id=session.user_id,
+            session_id=session.session_id,
+            new_message=message,
+        ):
+          pass
+    except OperationError as error:
+      if permit.refusal is not error:
+        raise
+      return jsonrpc_error(request_id, error.reason)
+    finally:
+      self._permits.discard(permit)
+    if not permit.admitted:
+      # The Runner ran no permit check (not the grant's app): say so.
+      logger.error(
+          'the ui/message turn of %s never claimed its permit', self.view_id
+      )
+      return jsonrpc_error(
+          request_id, OperationErrorReason.MESSAGE_PERMIT_STALE
+      )
     return _result(request_id, {})
+
+  async def _confirm_message(self, texts: tuple[str, ...], live: _Live) -> bool:
+    """The host's confirmation of a message; False unless it said True.
+
+    Waits without owning the Session; an interruption (cancel, disconnect,
+    teardown) ends the wait unconfirmed.
+    """
+    confirm = self._message_confirmation
+    if confirm is None:
+      return False  # Confirmation by default: nothing confirms.
+    request = MessageConfirmationRequest(
+        session=self.grant.session,
+        view_id=self.view_id,
+        principal_id=self._principal.principal_id,
+        texts=texts,
+        payload_digest=payload_digest(texts),
+    )
+    asked: asyncio.Future[Any] = asyncio.ensure_future(confirm(request))
+    interrupted = live.signal._wait()  # pylint: disable=protected-access
+    pending: set[asyncio.Future[Any]] = {asked, interrupted}
+    try:
+      await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+      interrupted.cancel()
+      await _stopped(asked)
+      raise
+    interrupted.cancel()
+    if not asked.done():
+      await _stopped(asked)
+      return False
+    try:
+      return asked.result() is True
+    except Exception:  # pylint: disable=broad-exception-caught
+      logger.warning('the ui/message confirmation of %s failed', self.view_id)
+      return False
+
+  async def _recheck_message(
+      self, permit: MessagePermit, *, live: _Live
+  ) -> None:
+    """The permit's revalidation once its turn owns the Session."""
+    if live.cancelled:
+      raise OperationError(OperationErrorReason.CANCELLED, 'cancelled')
+    await self.barrier('ui/message', size=live.size)
+    profile = self._registry.profile
+    stale = (
+        profile is None
+        or permit.view_id != self.view_id
+        or permit.lease != lease_digest(self._token)
+        or permit.binding_revision != binding_revision(profile)
+        or permit.binding_generation != self._registry.binding_generation
+        or permit.incarnation != self.grant.incarnation
+        or permit.confirmation != CONFIRMED
+    )
+    if stale:
+      raise OperationError(
+          OperationErrorReason.MESSAGE_PERMIT_STALE, 'the permit is stale'
+      )
 
   # -- resources/read ----------------------------------------------------------
 
