@@ -51,6 +51,7 @@ sys.path[:0] = [
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 from google.adk.mcp_apps.bootstrap.render import bootstrap_render
+from google.adk.mcp_apps.bootstrap.render import view_hold
 from google.adk.mcp_apps.canonical_json import canonicalize
 from google.adk.mcp_apps.canonical_json import Purpose
 from google.adk.mcp_apps.contracts.scope import SessionKey
@@ -219,7 +220,7 @@ async def bench_bootstrap(tmp: str, n: int) -> dict[str, Any]:
         )
 
       boot_ms = await _median_ms(boot_observed, n)
-      hold = grants[0].hold
+      hold = view_hold(grants[0])
 
       async def read(i: int) -> None:
         del i

@@ -48,16 +48,13 @@ from demo_scenario import SystemInfoStandIn
 from google.adk.agents import LlmAgent
 from google.adk.mcp_apps import bootstrap_render
 from google.adk.mcp_apps import BootstrapError
-from google.adk.mcp_apps import call_app_tool
 from google.adk.mcp_apps import cold_affordance
-from google.adk.mcp_apps import ConnectionAffinityError
 from google.adk.mcp_apps import EXTENSION_ID
 from google.adk.mcp_apps import list_toolset_app_catalog
 from google.adk.mcp_apps import local_dev_profile
 from google.adk.mcp_apps import LocalDevReplayClassification
 from google.adk.mcp_apps import McpAppBindingRegistry
 from google.adk.mcp_apps import McpAppsHostProfile
-from google.adk.mcp_apps import McpAppVisibilityError
 from google.adk.mcp_apps import McpToolsetSpec
 from google.adk.mcp_apps import Principal
 from google.adk.mcp_apps import PrincipalRequest
@@ -68,6 +65,7 @@ from google.adk.mcp_apps import SessionKey
 from google.adk.mcp_apps import SqlBindingKeyProvider
 from google.adk.mcp_apps import SqlSealedResultStore
 from google.adk.mcp_apps import SqlSessionLifecycleStore
+from google.adk.mcp_apps import ViewChannel
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
@@ -199,6 +197,12 @@ def _show_advertisements(log: Path) -> None:
         f'connection {n}',
         f'{what}; input capabilities: {", ".join(inputs) or "none"}',
     )
+
+
+def _reason(response: Any) -> str:
+  """The refusal reason of a channel response ("none" for a result)."""
+  error = (response or {}).get('error')
+  return str(error['data']['reason']) if error else 'none (unexpected)'
 
 
 async def _principal(profile: McpAppsHostProfile) -> Principal:
@@ -376,63 +380,62 @@ async def _first_process(tmp: Path, log: Path) -> tuple[str, str, str]:
 
     step(
         'The View calls app-only poll-system-stats',
-        "call_app_tool runs it on the View's own connection, after a fresh"
-        ' check that it is app-visible there.',
+        "The View's JSON-RPC goes to its ViewChannel, which checks it, queues"
+        ' it for the Session, re-checks what it depends on and runs it on the'
+        " View's own connection.",
     )
-    stats = await call_app_tool(
-        grant.hold,
-        'poll-system-stats',
-        {},
-        view_server_id=own,
-        target_server_id=own,
-        policy=registry.effective(MONITOR).app_call_policy,
-    )
-    data = stats.structured_content or {}
-    show(
-        'result',
-        f'{len(data.get("cpu", {}).get("cores", []))} CPU cores, memory'
-        f' {data.get("memory", {}).get("usedPercent")}% used, up'
-        f' {round(data.get("uptime", {}).get("seconds", 0))} s',
-    )
-
-    step(
-        'The View calls a tool on another server',
-        'A View may call only the server it was rendered from; the host'
-        ' refuses anything else before sending it.',
-    )
+    viewer = Runner(app_name=APP, agent=agent, session_service=sessions)
     try:
-      await call_app_tool(
-          grant.hold,
-          'get-time',
-          {},
-          view_server_id=own,
-          target_server_id=registry.server_id(CLOCK),
+      channel = await ViewChannel.open(
+          document,
+          principal=await _principal(profile),
+          registry=registry,
+          runner=viewer,
       )
-      show('refused', 'NO (unexpected)')
-    except McpAppVisibilityError as e:
-      show('refused', e.reason.value)
 
-    step(
-        'The grant is revoked',
-        'The host ends the View (closed tab, logout); its connection is let'
-        ' go, and nothing reaches it any more.',
-    )
-    grant.revoke()
-    try:
-      await replay_to_view(grant, profile=profile, session_service=sessions)
-      show('replay of its result', 'released (unexpected)')
-    except SealedResolutionError as e:
-      show('replay of its result', f'refused: {e.fault.value}')
-    try:
-      await call_app_tool(
-          grant.hold,
-          'poll-system-stats',
-          view_server_id=own,
-          target_server_id=own,
+      def poll(request_id: int, **extra: Any) -> dict[str, Any]:
+        return {
+            'jsonrpc': '2.0',
+            'id': request_id,
+            'method': 'tools/call',
+            'params': {'name': 'poll-system-stats', 'arguments': {}, **extra},
+        }
+
+      polled = await channel.handle(poll(1), token=channel.token) or {}
+      data = (polled.get('result') or {}).get('structuredContent') or {}
+      show(
+          'result',
+          f'{len(data.get("cpu", {}).get("cores", []))} CPU cores, memory'
+          f' {data.get("memory", {}).get("usedPercent")}% used, up'
+          f' {round(data.get("uptime", {}).get("seconds", 0))} s',
       )
-      show('poll-system-stats', 'ran (unexpected)')
-    except ConnectionAffinityError as e:
-      show('poll-system-stats', f'refused: {type(e).__name__}')
+
+      step(
+          'The View names another server',
+          'A View may call only the server it was rendered from: its request'
+          ' names none, and one that tries is refused before anything is'
+          ' sent.',
+      )
+      elsewhere = await channel.handle(
+          poll(2, server=registry.server_id(CLOCK)), token=channel.token
+      )
+      show('refused', _reason(elsewhere))
+
+      step(
+          'The grant is revoked',
+          'The host ends the View (closed tab, logout); its connection is let'
+          ' go, and nothing reaches it any more.',
+      )
+      grant.revoke()
+      try:
+        await replay_to_view(grant, profile=profile, session_service=sessions)
+        show('replay of its result', 'released (unexpected)')
+      except SealedResolutionError as e:
+        show('replay of its result', f'refused: {e.fault.value}')
+      after = await channel.handle(poll(3), token=channel.token)
+      show('poll-system-stats', f'refused: {_reason(after)}')
+    finally:
+      await viewer.close()
     return ids
   finally:
     await registry.aclose()

@@ -91,9 +91,9 @@ def test_demo_tells_the_hosting_story_and_exits_zero() -> None:
   view = Path(written[1])
   assert view.read_text().lstrip().lower().startswith('<!doctype html')
   assert re.search(r'result: \d+ CPU cores, memory \d+% used', out), out
-  assert 'refused: cross_server' in out
+  assert 'refused: invalid_params' in out
   assert 'get-system-info: mixed_batch' in out
   assert 'local_time: mixed_batch' in out
   assert 'replay of its result: refused: view_not_live' in out
-  assert 'poll-system-stats: refused: HoldReleasedError' in out
+  assert 'poll-system-stats: refused: view_generation_invalidated' in out
   assert 'cold affordance: refresh get-system-info' in out

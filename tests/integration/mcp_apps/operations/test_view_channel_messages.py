@@ -16,8 +16,8 @@
 
 An accepted message becomes one Runner turn on the View's Session (the
 turn owns the Session; the channel validates without owning it). The
-permit the turn revalidates once it owns the Session is a later part's
-(P4-MSG); these tests pin the channel-side rules.
+permit the turn revalidates is test_view_channel_message_permit.py's;
+these tests pin the channel-side rules.
 """
 
 from __future__ import annotations
