@@ -83,6 +83,7 @@ _SIZES: dict[str, dict[str, tuple[str, ...]]] = {
         'uri_canonicalization.py': (),
         'model_context.py': ('--events', '1000', '--builds', '30'),
         'append_latency.py': ('--n', '300'),
+        'view_channel.py': ('--calls', '200', '--warmup', '20'),
     },
     'smoke': {
         'mcp_calls.py': ('--calls', '3', '--warmup', '1'),
@@ -107,6 +108,7 @@ _SIZES: dict[str, dict[str, tuple[str, ...]]] = {
         'uri_canonicalization.py': ('--count', '200'),
         'model_context.py': ('--events', '40', '--builds', '1'),
         'append_latency.py': ('--n', '3', '--warmup', '1'),
+        'view_channel.py': ('--smoke',),
     },
 }
 _size = _SIZES['full']
@@ -172,6 +174,7 @@ def main() -> None:
   _sealing()
   _model_context(args.rounds, pristine_src)
   _coordinated_turns(args.rounds, pristine_src)
+  _view_channel(args.rounds)
   uri = _run(
       'uri_canonicalization.py',
       ROOT / 'src',
@@ -606,6 +609,121 @@ def _coordinated_turns(rounds: int, pristine_src: Path) -> None:
   print(
       '  (targets: patched <= 1.02x pristine; a coordinated turn <= 1.10x;'
       ' Sessions do not serialize each other: turns/s within 5%)'
+  )
+
+
+# How `_view_channel` prints a governed request's parts: nesting depth and
+# label in the JSON, for a call (all inside `run_app_call`) and for a read.
+_CALL_PARTS: tuple[tuple[int, str], ...] = (
+    (1, 'run_app_call'),
+    (2, 'coordinator.acquire'),
+    (2, 'barrier'),
+    (2, 'admission (preflight)'),
+    (2, 'admission (before a replay)'),
+    (2, 'admission (again, in call_app_tool)'),
+    (3, 'tools/list (all listings)'),
+    (2, 'hold.call_tool'),
+    (2, 'append_audit_event'),
+)
+_READ_PARTS: tuple[tuple[int, str], ...] = (
+    (1, 'coordinator.acquire'),
+    (1, 'barrier'),
+    (1, 'run_app_read'),
+    (2, 'hold.read_resource'),
+    (1, 'append_audit_event'),
+)
+
+
+def _view_channel(rounds: int) -> None:
+  """A View's governed requests through its channel vs the raw SDK."""
+  runs = [
+      _run('view_channel.py', ROOT / 'src', *_size['view_channel.py'])
+      for _ in range(rounds)
+  ]
+
+  def median(*path: str) -> float:
+    values = []
+    for run in runs:
+      value: Any = run
+      for key in path:
+        value = value.get(key, 0.0)
+      values.append(float(value))
+    return statistics.median(values)
+
+  raw_call, raw_read = median('raw', 'call_us'), median('raw', 'read_us')
+  print(
+      "\nA View's requests through ViewChannel.handle vs one raw SDK request"
+      ' (conformance server over stdio, local_dev_profile, in-memory'
+      ' Session), median microseconds'
+  )
+  print(
+      f'  {"request":<34} {"raw SDK":>8} {"channel":>8} {"ratio":>8}'
+      '  server requests per request'
+  )
+  rows = (
+      ('call', 'tools/call side_effect', raw_call),
+      ('keyed_call', '  with a new idempotency key', raw_call),
+      ('replay', '  replay of one key (cached)', raw_call),
+      ('read', "resources/read (the View's ui://)", raw_read),
+  )
+  for key, label, raw in rows:
+    governed = median('governed', key, 'us')
+    sent = runs[0]['governed'][key]['requests']
+    print(
+        f'  {label:<34} {raw:>8,.0f} {governed:>8,.0f}'
+        f' {_ratio(governed, raw):>8}  '
+        + ', '.join(f'{m} {n:g}' for m, n in sorted(sent.items()))
+    )
+  raw_list = median('raw', 'list_us')
+  replay = median('governed', 'replay', 'us')
+  keyed = median('governed', 'keyed_call', 'us')
+  print(
+      f'  raw SDK tools/list alone: {raw_list:,.0f}; raw tools/list +'
+      f' call_tool: {raw_list + raw_call:,.0f}'
+      f' ({_ratio(raw_list + raw_call, raw_call)} of call_tool); replay /'
+      f' keyed fresh call: {_ratio(replay, keyed)}'
+  )
+  print('  (target: a governed call <= 2.2x one raw call_tool)')
+  print('  where the time goes (a wrapped pass), median microseconds:')
+  for key, label, _ in rows:
+    labels = runs[0]['governed'][key]['parts_us']
+    turn = median('governed', key, 'parts_us', 'turn')
+    print(f'    {label.strip()}: {turn:,.0f} us')
+    shown = _READ_PARTS if key == 'read' else _CALL_PARTS
+    top = 0.0
+    for depth, part in shown:
+      if part not in labels:
+        continue
+      value = median('governed', key, 'parts_us', part)
+      top += value if depth == 1 else 0.0
+      name = '  ' * depth + part
+      print(f'    {name:<46} {value:>9,.0f} {100 * value / turn:>5.1f}%')
+    rest = turn - top
+    print(
+        f'    {"  rest (intake, answer)":<46} {rest:>9,.0f}'
+        f' {100 * rest / turn:>5.1f}%'
+    )
+  first = runs[0]['poll']
+  some = next(iter(first.values()))
+  print(
+      f'  {some["views"]} Views each polling side_effect {some["polls"]}'
+      ' times, all at once (each View sequential); latency of one poll:'
+  )
+  print(
+      f'    {"Sessions":>8} {"p50 ms":>8} {"p99 ms":>8} {"max ms":>8}'
+      f' {"calls/s":>8} {"responses":>10} {"Events/Session":>15}'
+  )
+  for count, poll in first.items():
+    print(
+        f'    {count:>8} {median("poll", count, "p50_us") / 1e3:>8.1f}'
+        f' {median("poll", count, "p99_us") / 1e3:>8.1f}'
+        f' {median("poll", count, "max_us") / 1e3:>8.1f}'
+        f' {median("poll", count, "calls_per_s"):>8.0f}'
+        f' {poll["responses"]:>10} {poll["events_per_session"]:>15}'
+    )
+  print(
+      '    (checked: exactly one terminal response per request, and the'
+      " server ran each View's polls exactly once each)"
   )
 
 
