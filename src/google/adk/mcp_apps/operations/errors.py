@@ -165,6 +165,10 @@ class OperationErrorReason(enum.Enum):
   LIMIT_EXCEEDED = 'limit_exceeded'
   """The operation went over a byte or time limit."""
 
+  SUPERSEDED = 'superseded'
+  """A model-context update admitted before the one that last wrote the
+  View's register: committing it would overwrite a newer update."""
+
   # Multi-round requests (MRTR).
 
   MRTR_ROUNDS_EXCEEDED = 'mrtr_rounds_exceeded'

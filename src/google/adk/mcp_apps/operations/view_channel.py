@@ -100,6 +100,9 @@ from .app_read import AppReadRequest
 from .app_read import ReadLimits
 from .app_read import run_app_read
 from .app_read import validate_read_response
+from .context_updates import parse_update
+from .context_updates import UPDATE_MODEL_CONTEXT
+from .context_updates import update_model_context
 from .errors import OperationError
 from .errors import OperationErrorReason
 from .idempotency import Claim
@@ -139,7 +142,9 @@ _PROTOCOL_CODES: Final = {
     OperationErrorReason.HOST_ONLY: -32602,
 }
 
-_REQUESTS: Final = frozenset({'tools/call', 'resources/read', 'ui/message'})
+_REQUESTS: Final = frozenset(
+    {'tools/call', 'resources/read', 'ui/message', UPDATE_MODEL_CONTEXT}
+)
 
 _INTERRUPTIONS: Final = frozenset({
     OperationErrorReason.CANCELLED,
@@ -573,6 +578,14 @@ class ViewChannel:
         )
       elif method == 'ui/message':
         response = await self._ui_message(request_id, params, live)
+      elif method == UPDATE_MODEL_CONTEXT:
+        try:
+          await update_model_context(
+              self, self._registry, params, live.size, live
+          )
+          response = _result(request_id, {})
+        except OperationError as refusal:
+          response = jsonrpc_error(request_id, refusal.reason)
       else:
         response = await self._resources_read(
             request_id, operation_id, params, live, keyed
@@ -600,6 +613,9 @@ class ViewChannel:
   def _check_params(self, method: str, params: Mapping[str, Any]) -> None:
     if method == 'ui/message':
       _check_message(params)
+      return
+    if method == UPDATE_MODEL_CONTEXT:
+      parse_update(params)
       return
     if not set(params) <= {'name', 'arguments', 'uri', '_meta'}:
       raise _Refusal(OperationErrorReason.INVALID_PARAMS, 'unknown params')
@@ -766,6 +782,8 @@ class ViewChannel:
       advertised = capabilities.server_tools
     elif method == 'ui/message':
       advertised = MessageModality.TEXT in (capabilities.message or ())
+    elif method == UPDATE_MODEL_CONTEXT:
+      advertised = capabilities.update_model_context is not None
     else:
       advertised = capabilities.server_resources
     if 'app' not in effective.visibility or not advertised:
