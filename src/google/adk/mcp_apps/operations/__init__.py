@@ -25,6 +25,10 @@ Modules:
 * `idempotency`: the idempotency key, the method-aware
   `OperationIdentity`, and `RetainedOutcomes`, the process-local ledger of
   keyed operations' terminal outcomes.
+* `context_registers`: the process-local model-context registers of each
+  Session and the one `user`-role block every model turn reads.
+* `context_updates`: a View's `ui/update-model-context`, validated, then
+  committed under the Session's ownership.
 
 Example:
 
