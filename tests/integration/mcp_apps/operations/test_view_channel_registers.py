@@ -34,6 +34,7 @@ from exec_ownership_support import BOUND
 from exec_ownership_support import eventually
 from exec_ownership_support import stage
 from google.adk.agents.llm_agent import LlmAgent
+from google.adk.mcp_apps.affinity.errors import InvalidationReason
 from google.adk.mcp_apps.binding.overrides import BindingOverrides
 from google.adk.mcp_apps.contracts.principal_resolver import Principal
 from google.adk.mcp_apps.contracts.scope import SessionKey
@@ -420,6 +421,12 @@ async def _revoke_principal(s: Any, channel: Any) -> None:
   s.st.registry.profile.session_authorizer.allowed = False
 
 
+async def _invalidate_generation(s: Any, channel: Any) -> None:
+  await s.st.registry.connections.invalidate(
+      s.hold.generation_id, InvalidationReason.TRANSPORT_FAILURE
+  )
+
+
 async def _delete_session(s: Any, channel: Any) -> None:
   store = s.st.registry.profile.session_lifecycle_store
   await store.begin_deletion(s.key, incarnation=channel.grant.incarnation)
@@ -459,10 +466,15 @@ UPDATE_RACES = [
     ),
     pytest.param(_revoke_principal, "unauthorized", id="principal"),
     pytest.param(_delete_session, "incarnation_changed", id="incarnation"),
+    pytest.param(
+        _invalidate_generation,
+        "view_generation_invalidated",
+        id="view_generation",
+    ),
 ]
 
 
-@pytest.mark.conformance("P4-UMC-01", "P4-UMC-03", "P4-UMC-11")
+@pytest.mark.conformance("P4-UMC-01", "P4-UMC-03", "P4-UMC-11", "P4-REGS-13")
 @pytest.mark.parametrize("race, reason", UPDATE_RACES)
 async def test_a_queued_update_racing_a_change_commits_nothing(
     mcp_apps: Any, tmp_path: Path, race: Any, reason: str
