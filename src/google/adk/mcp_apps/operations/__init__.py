@@ -22,12 +22,19 @@ Modules:
   in-process `OperationOutcomeCache`.
 * `sessions`: `FirstPartySessions`, the first-party Session create/import,
   patch and delete of ADK's own Session routes under a bound profile.
+* `view_channel`: `ViewChannel`, a View's governed JSON-RPC channel.
+* `app_read`: `run_app_read`, one governed `resources/read` and its
+  response-side validation.
 * `idempotency`: the idempotency key, the method-aware
   `OperationIdentity`, and `RetainedOutcomes`, the process-local ledger of
   keyed operations' terminal outcomes.
 * `message_permit`: `MessagePermit`, the protected permit a `ui/message`
   turn revalidates once it owns the Session, and the host's
   `MessageConfirmation`.
+* `context_registers`: the process-local model-context registers of each
+  Session and the one `user`-role block every model turn reads.
+* `context_updates`: a View's `ui/update-model-context`, validated, then
+  committed under the Session's ownership.
 
 Example:
 

@@ -171,6 +171,9 @@ class OperationErrorReason(enum.Enum):
   """The turn's message permit no longer matches what holds once the
   Session is owned (its lease, View, binding revision, incarnation or
   payload), or teardown invalidated it: the turn ran nothing."""
+  SUPERSEDED = 'superseded'
+  """A model-context update admitted before the one that last wrote the
+  View's register: committing it would overwrite a newer update."""
 
   # Multi-round requests (MRTR).
 

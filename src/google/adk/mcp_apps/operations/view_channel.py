@@ -101,6 +101,10 @@ from .app_read import AppReadRequest
 from .app_read import ReadLimits
 from .app_read import run_app_read
 from .app_read import validate_read_response
+from .context_registers import context_registers
+from .context_updates import parse_update
+from .context_updates import UPDATE_MODEL_CONTEXT
+from .context_updates import update_model_context
 from .errors import OperationError
 from .errors import OperationErrorReason
 from .idempotency import Claim
@@ -152,7 +156,9 @@ _PROTOCOL_CODES: Final = {
     OperationErrorReason.HOST_ONLY: -32602,
 }
 
-_REQUESTS: Final = frozenset({'tools/call', 'resources/read', 'ui/message'})
+_REQUESTS: Final = frozenset(
+    {'tools/call', 'resources/read', 'ui/message', UPDATE_MODEL_CONTEXT}
+)
 
 _INTERRUPTIONS: Final = frozenset({
     OperationErrorReason.CANCELLED,
@@ -519,6 +525,9 @@ class ViewChannel:
       async with session_coordinator().owned(
           self.grant.session, TEARDOWN_OPERATION
       ):
+        # The View's model-context register goes; a lower one of its widget
+        # is promoted.
+        context_registers().clear_view(self.grant.session, self.view_id)
         for hook in self._teardown_hooks:
           try:
             await hook(self)
@@ -648,6 +657,14 @@ class ViewChannel:
         )
       elif method == 'ui/message':
         response = await self._ui_message(request_id, params, live)
+      elif method == UPDATE_MODEL_CONTEXT:
+        try:
+          await update_model_context(
+              self, self._registry, params, live.size, live
+          )
+          response = _result(request_id, {})
+        except OperationError as refusal:
+          response = jsonrpc_error(request_id, refusal.reason)
       else:
         response = await self._resources_read(
             request_id, operation_id, params, live, keyed
@@ -699,6 +716,9 @@ class ViewChannel:
   def _check_params(self, method: str, params: Mapping[str, Any]) -> None:
     if method == 'ui/message':
       _check_message(params)
+      return
+    if method == UPDATE_MODEL_CONTEXT:
+      parse_update(params)
       return
     if not set(params) <= {'name', 'arguments', 'uri', '_meta'}:
       raise _Refusal(OperationErrorReason.INVALID_PARAMS, 'unknown params')
@@ -865,6 +885,8 @@ class ViewChannel:
       advertised = capabilities.server_tools
     elif method == 'ui/message':
       advertised = MessageModality.TEXT in (capabilities.message or ())
+    elif method == UPDATE_MODEL_CONTEXT:
+      advertised = capabilities.update_model_context is not None
     else:
       advertised = capabilities.server_resources
     if 'app' not in effective.visibility or not advertised:
