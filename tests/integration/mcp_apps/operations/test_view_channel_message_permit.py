@@ -415,7 +415,7 @@ async def test_a_turn_delivering_another_message_than_its_permit_runs_nothing(
 # -- P4-MSG-03: teardown invalidates queued permits at once ------------------
 
 
-@pytest.mark.conformance("P4-MSG-03")
+@pytest.mark.conformance("P4-MSG-03", "P4-COORD-19")
 async def test_teardown_invalidates_every_queued_message_permit_at_once(
     mcp_apps: Any, tmp_path: Path, backend: str
 ) -> None:
