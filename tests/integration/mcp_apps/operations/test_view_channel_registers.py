@@ -24,7 +24,6 @@ coordinator).
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from pathlib import Path
 from typing import Any
 from typing import Optional
@@ -406,9 +405,7 @@ async def _narrow_to_text(s: Any, channel: Any) -> None:
 
 
 async def _shrink_limit(s: Any, channel: Any) -> None:
-  profile = s.st.registry.profile
-  limits = dataclasses.replace(profile.limits, register_max_bytes=8)
-  await s.st.registry.rebind(dataclasses.replace(profile, limits=limits))
+  s.st.registry.narrow(TOOLSET, BindingOverrides(register_max_bytes=8))
 
 
 async def _revoke_principal(s: Any, channel: Any) -> None:
@@ -452,9 +449,9 @@ UPDATE_RACES = [
         id="structured_modality",
     ),
     pytest.param(
-        # A limit change is a profile rebind: the binding change is named.
+        # The smaller cap is read at commit: the update is over it.
         _shrink_limit,
-        "binding_changed",
+        "limit_exceeded",
         marks=pytest.mark.conformance("P4-UMC-09"),
         id="limit",
     ),

@@ -58,6 +58,8 @@ class BindingOverrides:
       entry must be admitted by the entries in force (a prefix entry by a
       prefix entry in force).
     delivery: Narrows the profile's delivery limits, field by field.
+    register_max_bytes: Narrows the profile's per-View model-context
+      register cap.
   """
 
   app_call_policy: Optional[AppCallPolicy] = None
@@ -65,6 +67,7 @@ class BindingOverrides:
   visibility: Optional[frozenset[str]] = None
   resource_policy: Optional[ResourcePolicySettings] = None
   delivery: Optional[DeliveryLimits] = None
+  register_max_bytes: Optional[int] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,6 +81,7 @@ class EffectiveBinding:
     resource_policy: The narrowed resource-read entries; None: the
       profile's.
     delivery: The narrowed delivery limits; None: the profile's.
+    register_max_bytes: The narrowed register cap; None: the profile's.
   """
 
   app_call_policy: AppCallPolicy
@@ -85,6 +89,7 @@ class EffectiveBinding:
   visibility: frozenset[str]
   resource_policy: Optional[ResourcePolicySettings] = None
   delivery: Optional[DeliveryLimits] = None
+  register_max_bytes: Optional[int] = None
 
 
 def _policy_within(narrow: AppCallPolicy, base: AppCallPolicy) -> bool:
@@ -204,4 +209,19 @@ def narrowed(
           ' the limits in force'
       )
     delivery = overrides.delivery
-  return EffectiveBinding(policy, capabilities, visibility, resources, delivery)
+  register_cap = base.register_max_bytes
+  if overrides.register_max_bytes is not None:
+    cap_in_force = register_cap or getattr(
+        getattr(profile, 'limits', None), 'register_max_bytes', None
+    )
+    if cap_in_force is None or not 0 < overrides.register_max_bytes <= (
+        cap_in_force
+    ):
+      raise WideningOverrideError(
+          f'Toolset {toolset_id!r}: the register-cap override widens the'
+          ' cap in force'
+      )
+    register_cap = overrides.register_max_bytes
+  return EffectiveBinding(
+      policy, capabilities, visibility, resources, delivery, register_cap
+  )

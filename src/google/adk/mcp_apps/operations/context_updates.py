@@ -184,7 +184,10 @@ async def update_model_context(
         channel.view_id,
         grant.binding.function_call_id,
         body,
-        max_bytes=profile.limits.register_max_bytes,
+        max_bytes=(
+            registry.effective(grant.binding.toolset_id).register_max_bytes
+            or profile.limits.register_max_bytes
+        ),
         max_total_bytes=profile.limits.registers_max_total_bytes,
         ticket=ticket,
     )
