@@ -156,6 +156,7 @@ EXPECTED_LINES = (
     ),
     '-32602 invalid_params',
     "{'only_polling': 'admitted', 'counting': 'mcp_callback_failed'}",
+    'after tear_down: lease_invalid',
     'replay after revoke: view_not_live',
     'call after revoke: view_generation_invalidated',
     'render again: no_reservation cold',

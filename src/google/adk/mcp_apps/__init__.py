@@ -95,6 +95,7 @@ if TYPE_CHECKING:
   from .operations.errors import OperationError as OperationError
   from .operations.errors import OperationErrorReason as OperationErrorReason
   from .operations.idempotency import RetainedOutcomes as RetainedOutcomes
+  from .operations.message_permit import attest_every_message as attest_every_message
   from .operations.view_channel import ViewChannel as ViewChannel
   from .profile.capabilities import EXTENSION_ID as EXTENSION_ID
   from .profile.capabilities import HostCapabilities as HostCapabilities
@@ -144,6 +145,7 @@ _LAZY: dict[str, str] = {
     'BootstrapStep': '.bootstrap.render',
     'ViewChannel': '.operations.view_channel',
     'RetainedOutcomes': '.operations.idempotency',
+    'attest_every_message': '.operations.message_permit',
     'OperationError': '.operations.errors',
     'OperationErrorReason': '.operations.errors',
     'replay_to_view': '.bootstrap.live_replay',
