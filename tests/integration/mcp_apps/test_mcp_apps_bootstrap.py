@@ -123,6 +123,8 @@ class RecordingAuthorizer:
       principal: Principal,
       session: SessionKey,
       purpose: SessionPurpose,
+      *,
+      widget: object = None,
   ) -> bool:
     self.trail.append("authorize")
     self.asked.append((principal, session, purpose))
@@ -384,8 +386,8 @@ async def test_denial_reserves_loads_and_reads_nothing(
     assert not reserved.released
     assert h.entries()[before:] == []
 
-    async def raising(*args: Any) -> bool:
-      del args
+    async def raising(*args: Any, **kwargs: Any) -> bool:
+      del args, kwargs
       h.trail.append("authorize_raised")
       raise RuntimeError("authorizer backend down")
 

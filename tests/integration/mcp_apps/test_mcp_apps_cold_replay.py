@@ -152,7 +152,12 @@ class DenyingAuthorizer:
     self.asked: list[tuple[Principal, SessionKey, SessionPurpose]] = []
 
   async def authorize(
-      self, principal: Principal, session: SessionKey, purpose: SessionPurpose
+      self,
+      principal: Principal,
+      session: SessionKey,
+      purpose: SessionPurpose,
+      *,
+      widget: object = None,
   ) -> bool:
     self.asked.append((principal, session, purpose))
     if self._fail:

@@ -42,6 +42,7 @@ LAYERS: list[set[str]] = [
     {"binding", "bootstrap", "batch"},
     {"audit"},
     {"operations"},
+    {"host"},
 ]
 _RANK = {name: rank for rank, row in enumerate(LAYERS) for name in row}
 

@@ -29,7 +29,7 @@ Subpackages are layered; each imports only from the layers before it:
 `errors`; `resources`, `catalog`, `contracts`, `canonical_json`; `descriptor`,
 `stores`, `profile`; `lifecycle`; `coordination`; `sealing`;
 `event_policy`; `facades`; `affinity`; `binding`, `bootstrap`, `batch`;
-`audit`; `operations`.
+`audit`; `operations`; `host`.
 Without a bound profile nothing here is active except visibility
 enforcement, the model projection of UI results and provenance stamping.
 """

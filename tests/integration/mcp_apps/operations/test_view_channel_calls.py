@@ -312,7 +312,12 @@ class Switchable:
     self.allowed = True
 
   async def authorize(
-      self, principal: Principal, session: SessionKey, purpose: SessionPurpose
+      self,
+      principal: Principal,
+      session: SessionKey,
+      purpose: SessionPurpose,
+      *,
+      widget: object = None,
   ) -> bool:
     return self.allowed and purpose is SessionPurpose.VIEW
 

@@ -97,7 +97,12 @@ class Switchable:
     self.calls = 0
 
   async def authorize(
-      self, principal: Principal, session: SessionKey, purpose: SessionPurpose
+      self,
+      principal: Principal,
+      session: SessionKey,
+      purpose: SessionPurpose,
+      *,
+      widget: object = None,
   ) -> bool:
     self.calls += 1
     return self.allowed and purpose is SessionPurpose.VIEW

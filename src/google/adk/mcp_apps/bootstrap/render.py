@@ -51,6 +51,7 @@ from ..affinity.rounds import state_kwargs
 from ..contracts.principal_resolver import Principal
 from ..contracts.scope import SessionKey
 from ..contracts.session_authorizer import SessionPurpose
+from ..contracts.session_authorizer import WidgetTarget
 from ..descriptor.widget_descriptor import McpAppWidgetDescriptor
 from ..errors import McpAppsError
 from ..event_policy.provenance import admitted_operation
@@ -376,7 +377,10 @@ async def bootstrap_render(
   authorizer = profile.session_authorizer
   try:
     allowed = authorizer is not None and await authorizer.authorize(
-        principal, session, SessionPurpose.VIEW
+        principal,
+        session,
+        SessionPurpose.VIEW,
+        widget=WidgetTarget(toolset_id, event_id, call_id),
     )
   except Exception:  # pylint: disable=broad-except
     allowed = False  # An authorizer that raises denies.

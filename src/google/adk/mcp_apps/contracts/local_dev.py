@@ -59,6 +59,7 @@ from .sealed_result_store import SealedResultReason
 from .sealed_result_store import SealedResultRef
 from .sealed_result_store import SealedResultStoreError
 from .session_authorizer import SessionPurpose
+from .session_authorizer import WidgetTarget
 from .session_lifecycle_store import CreationReceipt
 from .session_lifecycle_store import LifecycleConflictError
 from .session_lifecycle_store import LifecycleRecord
@@ -157,8 +158,10 @@ class LocalDevSessionAuthorizer(_DevOnly):
       principal: Principal,
       session: SessionKey,
       purpose: SessionPurpose,
+      *,
+      widget: Optional[WidgetTarget] = None,
   ) -> bool:
-    del principal, session
+    del principal, session, widget
     return purpose is SessionPurpose.VIEW or self._allow_export
 
 

@@ -75,6 +75,7 @@ from ..bootstrap.render import ViewGrant
 from ..catalog.app_catalog import admit_app_call
 from ..contracts.principal_resolver import Principal
 from ..contracts.session_authorizer import SessionPurpose
+from ..contracts.session_authorizer import WidgetTarget
 from ..coordination.coordinator import owned_here
 from ..coordination.coordinator import refuse_reentry
 from ..coordination.coordinator import session_coordinator
@@ -372,6 +373,13 @@ class ViewChannel:
     self._hold = view_hold(grant)
     self.operation_prefix = f'{grant.view_id}.{secrets.token_hex(4)}'
     self._widget_uri = widget_uri
+    binding = grant.binding
+    self._widget = WidgetTarget(
+        binding.toolset_id,
+        binding.event_id,
+        binding.function_call_id,
+        view_instance_id=grant.view_id,
+    )
     self._principal = principal
     self._registry = registry
     self._environment = environment
@@ -850,7 +858,10 @@ class ViewChannel:
     authorizer = profile.session_authorizer
     try:
       allowed = authorizer is not None and await authorizer.authorize(
-          self._principal, self.grant.session, SessionPurpose.VIEW
+          self._principal,
+          self.grant.session,
+          SessionPurpose.VIEW,
+          widget=self._widget,
       )
     except Exception:  # pylint: disable=broad-exception-caught
       allowed = False  # An authorizer that raises denies.
