@@ -436,7 +436,7 @@ def _listing_error(error: BaseException) -> BaseException:
   return cause
 
 
-@pytest.mark.conformance("P1-DISC-03")
+@pytest.mark.conformance("P1-DISC-03", "P5-LIM-05")
 async def test_profile_page_bound_bounds_every_listing(
     serve: Any,
 ) -> None:

@@ -324,9 +324,13 @@ async def stored_bytes(store: SqlSealedResultStore, record_id: str) -> Any:
 # -- the contract itself -----------------------------------------------------
 
 
+@pytest.mark.conformance('P5-CTR-04')
 async def test_store_implements_the_contract(
     store: SqlSealedResultStore,
 ) -> None:
+  # The reference implementation passes the persistence validation that
+  # binding runs (P2-SRS-24..28).
+  validate_sealed_store(store, DEFAULT_NAMESPACE, FORMAT_REVISION)
   assert isinstance(store, SealedResultStore)
   assert isinstance(store, ReferenceTrackingSealedResultStore)
   assert store.namespace == DEFAULT_NAMESPACE

@@ -363,7 +363,7 @@ async def fence_row(world: World):
 # -- the store ------------------------------------------------------------------
 
 
-@pytest.mark.conformance('P2-SLS-01')
+@pytest.mark.conformance('P2-SLS-01', 'P5-CTR-05')
 async def test_record_keyed_durable_with_cascade_progress(world: World):
   """P2-SLS-01: keyed by the triple; incarnation, state, cascade durable."""
   other = SessionKey('app', 'alice', 'session-2')
@@ -384,7 +384,7 @@ async def test_record_keyed_durable_with_cascade_progress(world: World):
     await restarted.close()
 
 
-@pytest.mark.conformance('P2-SLS-02')
+@pytest.mark.conformance('P2-SLS-02', 'P5-CTR-05')
 async def test_only_the_listed_transitions_succeed(world: World):
   """P2-SLS-02: ABSENT→CREATING→ACTIVE→DELETING→DELETED→CREATING(n+1) only."""
   store = world.store

@@ -212,7 +212,7 @@ def test_equal_policies_have_equal_revisions():
   assert a.for_widget('ui://bqaa/dash').admits('ui://bqaa/assets/logo.png')
 
 
-@pytest.mark.conformance('P2-PROF-08')
+@pytest.mark.conformance('P2-PROF-08', 'P5-LIM-05')
 @pytest.mark.parametrize(
     'limits',
     [

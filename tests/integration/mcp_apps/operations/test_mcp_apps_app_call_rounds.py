@@ -280,7 +280,7 @@ async def test_the_operation_stays_pending_and_delivers_nothing_until_terminal(
 # --- P4-MRTR-05, 06: the caps --------------------------------------------------
 
 
-@pytest.mark.conformance("P4-MRTR-05")
+@pytest.mark.conformance("P4-MRTR-05", "P5-LIM-05")
 async def test_over_the_round_cap_fails_typed_after_exactly_the_cap(
     mcp_apps: Any,
     tmp_path: Path,

@@ -397,7 +397,7 @@ async def test_response_over_the_aggregate_limit_is_rejected(
   assert len(accepted.contents) == len(sizes)
 
 
-@pytest.mark.conformance("P4-READ-11", "P4-READ-12")
+@pytest.mark.conformance("P4-READ-11", "P4-READ-12", "P5-LIM-04")
 async def test_response_over_the_item_count_is_rejected(
     view: ViewReads,
 ) -> None:

@@ -182,7 +182,7 @@ def serve_now(channel: Any, message: Any) -> Any:
   raise AssertionError(f"queued or awaited: {message!r}")
 
 
-@pytest.mark.conformance("P4-BAR-01")
+@pytest.mark.conformance("P4-BAR-01", "P5-LIM-04")
 async def test_every_malformed_message_gets_its_typed_error_and_no_effect(
     mcp_apps: Any, tmp_path: Path
 ) -> None:

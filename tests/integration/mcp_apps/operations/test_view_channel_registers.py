@@ -264,7 +264,7 @@ async def test_widgets_follow_commit_order_and_an_empty_update_clears(
     assert await next_block(s) is None
 
 
-@pytest.mark.conformance("P4-REGS-11")
+@pytest.mark.conformance("P4-REGS-11", "P5-LIM-05")
 async def test_an_over_cap_update_is_rejected_and_the_winner_stays_whole(
     mcp_apps: Any, tmp_path: Path
 ) -> None:
@@ -335,7 +335,7 @@ async def test_an_injection_sentinel_stays_inside_the_user_block(
     assert sentinel not in str([c.model_dump() for c in others])
 
 
-@pytest.mark.conformance("P4-UMC-12")
+@pytest.mark.conformance("P4-UMC-12", "P5-LIM-04")
 @pytest.mark.parametrize(
     "block",
     [

@@ -1028,12 +1028,17 @@ class ViewChannel:
         return jsonrpc_error(request_id, reason)
       return None
     if outcome.result is not None:
-      return _result(
-          request_id,
-          outcome.result.model_dump(
-              mode='json', by_alias=True, exclude_none=True
-          ),
+      body = outcome.result.model_dump(
+          mode='json', by_alias=True, exclude_none=True
       )
+      # The call ran and its record stands; a result over the delivery
+      # limits is still never handed to the View.
+      size = len(json.dumps(body, separators=(',', ':')).encode())
+      if size > self._delivery().max_response_bytes:
+        return jsonrpc_error(
+            request_id, OperationErrorReason.LIMIT_EXCEEDED, detail='bytes'
+        )
+      return _result(request_id, body)
     assert outcome.error is not None
     return _wire_error(request_id, outcome.error)
 
