@@ -27,6 +27,7 @@ Session API of a profile, the real lifecycle path. Time is explicit
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from collections.abc import Callable
 from collections.abc import Iterator
@@ -57,7 +58,6 @@ from sealing_support import close_profile
 from sealing_support import sql_profile
 from sqlalchemy import inspect
 from sqlalchemy import text
-from sqlalchemy.pool import NullPool
 
 pytestmark = pytest.mark.integration
 
@@ -418,6 +418,29 @@ async def test_sql_records_survive_a_restart(sql_url: str) -> None:
     await after.aclose()
 
 
+@pytest.mark.conformance('P5-CTR-06', 'P5-EAUD-01')
+async def test_concurrent_appends_of_one_status_make_one_row(
+    sql_url: str,
+) -> None:
+  workers = [SqlExportAuditStore(sql_url, clock=FakeClock()) for _ in range(2)]
+  barrier = asyncio.Barrier(2)
+  try:
+    for worker in workers:
+      await worker.open()
+      worker._before_insert = barrier.wait  # pylint: disable=protected-access
+
+    # Both reach their insert at once; one conflicts and finds the row.
+    await asyncio.gather(*(w.append(record('op-1')) for w in workers))
+
+    assert len(await raw_rows(workers[0])) == 1
+    assert [r.status for r in await workers[1].records('op-1')] == [
+        ExportAuditStatus.AUTHORIZED
+    ]
+  finally:
+    for worker in workers:
+      await worker.aclose()
+
+
 # -- a store that is down: append raises ContractError (P5-EXP-28's base) ---
 
 
@@ -447,22 +470,22 @@ async def test_sqlite_append_raises_contract_error_while_the_file_is_locked(
 
 
 @pytest.mark.conformance('P5-CTR-06')
-async def test_sqlite_append_raises_contract_error_when_the_file_is_gone(
+async def test_sqlite_append_raises_contract_error_when_the_file_is_destroyed(
     tmp_path: Path,
 ) -> None:
-  directory = tmp_path / 'audit'
-  directory.mkdir()
-  store = SqlExportAuditStore(
-      f'sqlite+aiosqlite:///{directory / "audit.db"}',
-      engine_kwargs={'poolclass': NullPool},
-  )
+  path = tmp_path / 'audit.db'
+  store = SqlExportAuditStore(f'sqlite+aiosqlite:///{path}')
   try:
-    await store.open()
-    (directory / 'audit.db').unlink()
-    directory.rmdir()
+    await store.append(record('op-1'))
+    # The disk under the store is overwritten in place (same inode).
+    size = path.stat().st_size
+    with path.open('r+b') as f:
+      f.write(b'\xff' * size)
 
     with pytest.raises(ContractError, match='append'):
-      await store.append(record('op-1'))
+      await store.append(record('op-2'))
+    with pytest.raises(ContractError, match='read'):
+      await store.records('op-1')
   finally:
     await store.aclose()
 

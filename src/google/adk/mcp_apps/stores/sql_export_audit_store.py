@@ -218,6 +218,8 @@ class SqlExportAuditStore(ClaimedSqlStore):
   _schema = _metadata
   _claim = _meta
   _lock_name = TABLE_NAME
+  _before_insert: Optional[Callable[[], Awaitable[Any]]] = None
+  """Test seam: awaited by `append` just before its insert."""
 
   def __init__(
       self,
@@ -316,6 +318,8 @@ class SqlExportAuditStore(ClaimedSqlStore):
     _check_record(record)
 
     async def run() -> None:
+      if self._before_insert is not None:
+        await self._before_insert()
       try:
         async with self.engine.begin() as conn:
           await conn.execute(
