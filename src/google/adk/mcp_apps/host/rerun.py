@@ -260,7 +260,8 @@ async def run_tool_again(
   descriptor = _descriptor(await _session(runner, session), event_id, call_id)
   if descriptor is None:
     raise deny('widget_not_found')
-  agent = runner.agent.find_agent(descriptor.correlation.agent_path)
+  find_agent = getattr(runner.agent, 'find_agent', None)
+  agent = find_agent(descriptor.correlation.agent_path) if find_agent else None
   if agent is None or not hasattr(agent, 'canonical_tools'):
     raise deny('agent_missing')
   try:
@@ -337,9 +338,9 @@ async def run_tool_again(
 
   # (2) Own the Session, re-decide against what holds now, run one call.
   async with session_coordinator().owned(session, RERUN_OPERATION):
-    again, (context, tool) = await affordance(
-        confirmation_required=tool_asks, confirmation_satisfied=confirmed
-    )
+    again, (context, tool) = await affordance()
+    if await _requires_confirmation(tool, arguments, context) and not confirmed:
+      raise deny('confirmation_required')  # The policy changed meanwhile.
     if (
         again.offer is not decided.offer
         or again.record is None
