@@ -381,6 +381,7 @@ async def stage(
     profile_fields: Optional[dict[str, Any]] = None,
     connect: Optional[Callable[[dict[str, Any]], Any]] = None,
     session_service: Optional[Callable[[Path], Any]] = None,
+    spec_fields: Optional[dict[str, Any]] = None,
 ) -> AsyncIterator[Stage]:
   """A Session with a View rendered by a real turn, on `backend`.
 
@@ -389,7 +390,8 @@ async def stage(
   of the backend's profile (a deployment contract of the test's own);
   `connect` maps the server options to the connection parameters (a stdio
   server by default); `session_service` builds the Session service from the
-  test's directory (the backend's by default).
+  test's directory (the backend's by default); `spec_fields` are further
+  `McpToolsetSpec` fields (`require_confirmation`).
   """
   effects = tmp_path / "effects.json"
   requests_log = tmp_path / "requests.jsonl"
@@ -427,6 +429,7 @@ async def stage(
         profile=profile,
         plugins=[recorder, *plugins],
         agent_fields={**log.fields(), **(agent_fields or {})},
+        **(spec_fields or {}),
     ) as st:
       created = await service.create_session(
           app_name=APP, user_id=USER, state={"cart": {"items": ["A1"]}}

@@ -769,6 +769,7 @@ class AppSafeMcpTool(AdmittedMcpTool):
               full_result=response.model_dump(
                   mode='json', by_alias=True, exclude_none=True
               ),
+              immediate_caller=tool_context.immediate_caller,
               function_name=self.name,
               era=_era_of_call(),
           )
