@@ -47,9 +47,11 @@ import uuid
 
 from google.genai import types as genai_types
 
+from ...agents.invocation_context import InvocationContext
+from ...agents.invocation_context import new_invocation_context_id
 from ...agents.readonly_context import ReadonlyContext
 from ...events.event import Event
-from ...flows.llm_flows.tools._functions import handle_function_calls_async
+from ...flows.llm_flows.functions import handle_function_calls_async
 from ...tools.tool_confirmation import ToolConfirmation
 from ...tools.tool_context import ToolContext
 from ..bootstrap.cold_replay import cold_affordance
@@ -173,6 +175,23 @@ def _descriptor(
   return widget if isinstance(widget, McpAppWidgetDescriptor) else None
 
 
+def _decision_context(
+    runner: Any, stored: Any, agent: Any, invocation_id: str
+) -> InvocationContext:
+  """A context of `agent` on `stored` to list its tools and ask their
+  confirmation policy; the call itself runs in the Runner's own context."""
+  return InvocationContext(
+      artifact_service=runner.artifact_service,
+      session_service=runner.session_service,
+      memory_service=runner.memory_service,
+      credential_service=runner.credential_service,
+      plugin_manager=runner.plugin_manager,
+      invocation_id=invocation_id,
+      agent=agent,
+      session=stored,
+  )
+
+
 def _bound_tool(tools: list[Any], toolset_id: str, tool_name: str) -> Any:
   """The agent's tool serving `tool_name` of `toolset_id`, if listed."""
   for tool in tools:
@@ -276,12 +295,13 @@ async def run_tool_again(
   if not allowed:
     raise deny('unauthorized')
 
-  async def affordance(**confirmation: bool) -> tuple[ColdAffordance, Any]:
+  async def affordance(
+      invocation_id: str, **confirmation: bool
+  ) -> tuple[ColdAffordance, Any]:
     stored = await _session(runner, session)
     if stored is None:
       raise deny('session_missing')
-    context = runner._new_invocation_context(stored)  # pylint: disable=protected-access
-    context.agent = agent
+    context = _decision_context(runner, stored, agent, invocation_id)
     try:
       tools = await agent.canonical_tools(ReadonlyContext(context))
     except Exception as e:  # pylint: disable=broad-except
@@ -311,7 +331,7 @@ async def run_tool_again(
 
   # (1) Decide, and confirm, before owning the Session: the user's answer
   # may take long and must hold no turn of the Session.
-  decided, (context, tool) = await affordance()
+  decided, (context, tool) = await affordance(new_invocation_context_id())
   assert decided.record is not None and decided.tool_name is not None
   arguments = dict(decided.record.arguments)
   tool_asks = await _requires_confirmation(tool, arguments, context)
@@ -338,7 +358,9 @@ async def run_tool_again(
 
   # (2) Own the Session, re-decide against what holds now, run one call.
   async with session_coordinator().owned(session, RERUN_OPERATION):
-    again, (context, tool) = await affordance()
+    # The new invocation lists the tools it then calls: one catalog.
+    invocation_id = new_invocation_context_id()
+    again, (context, tool) = await affordance(invocation_id)
     if await _requires_confirmation(tool, arguments, context) and not confirmed:
       raise deny('confirmation_required')  # The policy changed meanwhile.
     if (
@@ -354,7 +376,7 @@ async def run_tool_again(
 
 async def _run_call(
     runner: Any,
-    context: Any,
+    context: InvocationContext,
     tool: Any,
     arguments: dict[str, Any],
     offer: ColdOffer,
@@ -364,21 +386,6 @@ async def _run_call(
   """One host-authored call of `tool`, as a Runner-owned invocation."""
   invocation_id = context.invocation_id
   call_id = f'adk-{uuid.uuid4()}'
-  call_event = Event(
-      invocation_id=invocation_id,
-      author=context.agent.name,
-      branch=context.branch,
-      content=genai_types.Content(
-          role='model',
-          parts=[
-              genai_types.Part(
-                  function_call=genai_types.FunctionCall(
-                      id=call_id, name=tool.name, args=dict(arguments)
-                  )
-              )
-          ],
-      ),
-  )
   # The tool's own confirmation gate sees the host's confirmation as the
   # ADK `ToolConfirmation` it would get from the user.
   confirmations = (
@@ -386,7 +393,22 @@ async def _run_call(
   )
   operation: list[str] = []
 
-  async def execute(ctx: Any) -> AsyncGenerator[Event, None]:
+  async def execute(ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+    call_event = Event(
+        invocation_id=ctx.invocation_id,
+        author=ctx.agent.name if ctx.agent is not None else '',
+        branch=ctx.branch,
+        content=genai_types.Content(
+            role='model',
+            parts=[
+                genai_types.Part(
+                    function_call=genai_types.FunctionCall(
+                        id=call_id, name=tool.name, args=dict(arguments)
+                    )
+                )
+            ],
+        ),
+    )
     yield call_event
     response = await handle_function_calls_async(
         ctx, call_event, {tool.name: tool}, None, confirmations
@@ -401,10 +423,11 @@ async def _run_call(
   bind_invocation(invocation_id, HOST_RERUN)
   try:
     with admitted(HOST_RERUN):
-      agen = runner._exec_with_plugin(  # pylint: disable=protected-access
-          invocation_context=context,
+      agen = runner.run_host_action_async(
           session=context.session,
-          execute_fn=execute,
+          agent=context.agent,
+          execute=execute,
+          invocation_id=invocation_id,
       )
       try:
         async for event in agen:
