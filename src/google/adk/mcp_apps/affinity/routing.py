@@ -192,6 +192,19 @@ class RenderReservations:
       self._viewed.pop(key, None)
       raise
 
+  def generation_of(
+      self,
+      toolset_id: str,
+      session: Optional[SessionKey],
+      function_call_id: str,
+  ) -> Optional[ConnectionGeneration]:
+    """The generation a widget's Views would hold, or None."""
+    key = _ReservationKey(toolset_id, session, function_call_id)
+    reserved = self._table.get(key)
+    if reserved is not None:
+      return reserved.generation
+    return self._viewed.get(key)
+
   def discard(
       self,
       toolset_id: str,
