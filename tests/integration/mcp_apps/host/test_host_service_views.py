@@ -21,19 +21,26 @@ header resolver.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
+from google.adk.mcp_apps.affinity.security_domain import security_domain
+from google.adk.mcp_apps.contracts.principal_resolver import Principal
+from google.adk.mcp_apps.contracts.session_authorizer import SessionPurpose
+from google.adk.mcp_apps.contracts.session_authorizer import WidgetTarget
 from google.adk.mcp_apps.host.errors import HostServiceError
 from google.adk.mcp_apps.host.errors import HostServiceErrorReason
 from google.adk.mcp_apps.operations.context_registers import context_registers
 from host_support import ALICE
+from host_support import AllowList
 from host_support import BOB
 from host_support import caller
 from host_support import host
 from host_support import read_view
 import pytest
+from sealing_support import TOOLSET
 
 pytestmark = pytest.mark.integration
 
@@ -162,3 +169,51 @@ async def test_another_principals_widget_is_refused(
     assert denied.value.detail == "other_security_domain"
     assert ALICE not in caplog.text and BOB not in caplog.text
     assert (await h.open(widget, ALICE)).view_id in h.service.view_ids
+
+
+@pytest.mark.conformance("P5-CTR-02")
+async def test_authorizer_is_asked_per_widget_and_channel_export_separate(
+    mcp_apps: Any, tmp_path: Path
+) -> None:
+  """P5-CTR-02: opening a View asks the authorizer for VIEW of exactly that
+  widget; the View's channel operations ask for the widget and its
+  `view_instance_id`; EXPORT is a separate purpose the VIEW grant does not
+  imply."""
+  authorizer = AllowList(ALICE)
+  async with host(mcp_apps, tmp_path, authorizer=authorizer) as h:
+    widget = await h.widget()
+    authorizer.asked.clear()
+    opened = await h.open(widget)
+    target = WidgetTarget(TOOLSET, widget.event_id, widget.function_call_id)
+    assert authorizer.asked == [(ALICE, SessionPurpose.VIEW, target)]
+    authorizer.asked.clear()
+    assert "result" in await h.send(opened, read_view())
+    channel_target = dataclasses.replace(
+        target, view_instance_id=opened.view_id
+    )
+    assert authorizer.asked
+    assert set(authorizer.asked) == {
+        (ALICE, SessionPurpose.VIEW, channel_target)
+    }
+    principal = Principal(ALICE)
+    assert not await authorizer.authorize(
+        principal, widget.session, SessionPurpose.EXPORT, widget=target
+    )
+
+
+async def test_a_turn_runs_in_the_callers_security_domain(
+    mcp_apps: Any, tmp_path: Path
+) -> None:
+  """Design gap 3: `run_turn` runs under the caller's principal, so the
+  widget's generation is keyed to the caller's security domain, neither
+  the unattributed one nor the Session owner's."""
+  async with host(mcp_apps, tmp_path) as h:
+    widget = await h.widget(BOB)
+    generation = h.st.registry.render_reservations.generation_of(
+        TOOLSET, widget.session, widget.function_call_id
+    )
+    key = h.st.profile.key_provider.active_key()
+    assert generation is not None
+    assert generation.key.security_domain == (
+        security_domain(key, Principal(BOB)).digest
+    )
