@@ -244,7 +244,11 @@ async def host(
         params, session_service=session_service, profile=profile
     ) as st:
       service = McpAppHostService(
-          st.registry, st.runner, leases=leases, notify=notify, **service_options
+          st.registry,
+          st.runner,
+          leases=leases,
+          notify=notify,
+          **service_options,
       )
       yield Host(service, st, authorizer, sent)
   finally:

@@ -79,9 +79,7 @@ async def test_old_incarnation_lease_serves_nothing(
         h.st.profile, h.st.session_service
     )
     await sessions.delete(key.app_name, key.user_id, key.session_id)
-    await sessions.create(
-        key.app_name, key.user_id, session_id=key.session_id
-    )
+    await sessions.create(key.app_name, key.user_id, session_id=key.session_id)
     with pytest.raises(HostServiceError) as denied:
       await h.send(opened, read_view())
     assert denied.value.reason is HostServiceErrorReason.LEASE_INVALID

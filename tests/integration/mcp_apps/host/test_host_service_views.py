@@ -135,7 +135,10 @@ async def test_teardown_ack_or_timeout_runs_both_phases(
     )
     assert view.lease.revoked and view.channel.torn_down
     assert not view.channel.grant.active
-    assert context_registers().clear_view(view.scope.session, opened.view_id) is False
+    assert (
+        context_registers().clear_view(view.scope.session, opened.view_id)
+        is False
+    )
     with pytest.raises(HostServiceError) as denied:
       await h.send(opened, read_view())
     assert denied.value.reason is HostServiceErrorReason.LEASE_INVALID

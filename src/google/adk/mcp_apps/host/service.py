@@ -246,7 +246,9 @@ class McpAppHostService:
         raise PrincipalUnresolvedError('no_resolver')
       return await resolver.resolve(request)
     except PrincipalUnresolvedError as e:
-      self._deny(action, HostServiceErrorReason.UNAUTHENTICATED, e.reason, **ids)
+      self._deny(
+          action, HostServiceErrorReason.UNAUTHENTICATED, e.reason, **ids
+      )
     except Exception:  # pylint: disable=broad-exception-caught
       self._deny(action, HostServiceErrorReason.UNAUTHENTICATED, **ids)
 
@@ -482,9 +484,7 @@ class McpAppHostService:
     scope = view.scope
     grant = view.channel.grant
     generation_id = (
-        grant.generation_id
-        if grant.active
-        else f'{grant.generation_id}:gone'
+        grant.generation_id if grant.active else f'{grant.generation_id}:gone'
     )
     try:
       incarnation = await self._incarnation(scope.session)

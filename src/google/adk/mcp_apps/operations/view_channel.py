@@ -408,7 +408,9 @@ class ViewChannel:
     self._binding_generation = registry.binding_generation
     self._token = f'{grant.incarnation}.{secrets.token_urlsafe(32)}'
     self._expires_at = (
-        clock() + lease_seconds if lease_expires_at is None else lease_expires_at
+        clock() + lease_seconds
+        if lease_expires_at is None
+        else lease_expires_at
     )
     self._revoked = False
     self._closed: Optional[OperationErrorReason] = None
