@@ -220,3 +220,26 @@ async def test_a_turn_runs_in_the_callers_security_domain(
     assert generation.key.security_domain == (
         security_domain(key, Principal(BOB)).digest
     )
+
+
+@pytest.mark.conformance("P5-LSE-11")
+async def test_view_requested_teardown_revokes_and_forgets_the_view(
+    mcp_apps: Any, tmp_path: Path
+) -> None:
+  """P5-LSE-11: the View's own `ui/notifications/request-teardown` (the
+  service approves it) revokes the lease and runs phase 2: the View leaves
+  the service and its lease is refused."""
+  async with host(mcp_apps, tmp_path) as h:
+    opened = await h.open(await h.widget())
+    view = h.service._views[opened.view_id]  # pylint: disable=protected-access
+    request = {
+        "jsonrpc": "2.0",
+        "method": "ui/notifications/request-teardown",
+        "params": {},
+    }
+    assert await h.send(opened, request) is None
+    assert view.lease.revoked and view.channel.torn_down
+    assert h.service.view_ids == ()
+    with pytest.raises(HostServiceError) as denied:
+      await h.send(opened, read_view())
+    assert denied.value.reason is HostServiceErrorReason.LEASE_INVALID

@@ -452,9 +452,15 @@ class McpAppHostService:
       lease.revoke()  # Phase 1: the next use of the lease is refused.
       return True
 
+    async def forget(channel: ViewChannel) -> None:
+      # Phase 2, however the teardown started: the View leaves the table.
+      lease.revoke()
+      self._views.pop(channel.view_id, None)
+
     options = dict(self._channel_options)
     options.setdefault('notify', notify)
     options['on_request_teardown'] = on_request_teardown
+    options['teardown_hooks'] = (*options.get('teardown_hooks', ()), forget)
     channel = await ViewChannel.open(
         document,
         principal=principal,
