@@ -230,4 +230,4 @@ async def test_lease_limits_give_a_typed_error(
     await h.service.close_view(
         caller(), view_id=first.view_id, lease=first.lease, acknowledged=False
     )
-    assert (await h.open(widget)).view_id in h.service.view_ids
+    assert (await h.open(await h.widget())).view_id in h.service.view_ids

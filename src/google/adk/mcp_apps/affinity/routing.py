@@ -121,7 +121,8 @@ class RenderReservations:
   A successful UI-associated initial call reserves its generation under
   the call's function-call id; the host takes the reservation when it
   creates the widget's first View, and later Views of the widget get
-  their own holds on that generation while it lives (`hold_view`).
+  their own holds on that generation while one of its Views still holds
+  it (`hold_view`).
   Bounded: past `capacity`,
   the oldest reservation is released (its View, if ever created, fails
   typed on a released hold rather than bind elsewhere).
@@ -130,7 +131,7 @@ class RenderReservations:
   def __init__(self, capacity: int = 1024):
     self._capacity = capacity
     self._table: dict[_ReservationKey, GenerationHold] = {}
-    self._viewed: dict[_ReservationKey, ConnectionGeneration] = {}
+    self._viewed: dict[_ReservationKey, list[GenerationHold]] = {}
 
   def put(
       self,
@@ -165,12 +166,13 @@ class RenderReservations:
       session: Optional[SessionKey],
       function_call_id: str,
   ) -> Optional[GenerationHold]:
-    """A hold for one new View of a widget (None if never reserved).
+    """A hold for one new View of a widget (None if it has none to give).
 
-    The widget's first View takes the reservation's own hold; each later
-    View (a reload, a second tab) gets a new View hold on the same
-    generation while it is live, so every View ends on its own
-    (P5-VIEW-01). A generation that is gone leaves the widget cold.
+    The widget's first View takes the reservation's own hold; while a View
+    of the widget still holds the generation, each further View (a reload,
+    a second tab) gets a new View hold on it, so every View ends on its own
+    (P5-VIEW-01). Once the widget's last View let go, or its generation is
+    gone, the widget is cold: a View is never resurrected.
 
     Raises:
       GenerationInvalidatedError: The reserved generation is gone.
@@ -179,18 +181,21 @@ class RenderReservations:
     if key in self._table:
       hold = self.take(toolset_id, session, function_call_id)
       if hold is not None:
-        self._viewed[key] = hold.generation
+        self._viewed[key] = [hold]
         while len(self._viewed) > self._capacity:
           self._viewed.pop(next(iter(self._viewed)))
       return hold
-    generation = self._viewed.get(key)
-    if generation is None:
+    holds = [h for h in self._viewed.get(key, ()) if not h.released]
+    if not holds:
+      self._viewed.pop(key, None)
       return None
     try:
-      return generation.hold(HoldKind.VIEW)
+      hold = holds[0].generation.hold(HoldKind.VIEW)
     except BaseException:
       self._viewed.pop(key, None)
       raise
+    self._viewed[key] = [*holds, hold]
+    return hold
 
   def generation_of(
       self,
@@ -203,7 +208,10 @@ class RenderReservations:
     reserved = self._table.get(key)
     if reserved is not None:
       return reserved.generation
-    return self._viewed.get(key)
+    for hold in self._viewed.get(key, ()):
+      if not hold.released:
+        return hold.generation
+    return None
 
   def discard(
       self,
