@@ -1020,26 +1020,37 @@ async def test_invalidated_generation_is_cold(
     assert h.entries()[before:] == []
 
 
-@pytest.mark.conformance("P2-BOOT-15")
-async def test_taken_reservation_is_cold_after_success(
+@pytest.mark.conformance("P2-BOOT-15", "P5-VIEW-01")
+async def test_second_view_of_a_widget_holds_its_own_until_the_generation_goes(
     harness: Any,
 ) -> None:
-  """P2-BOOT-15: one reservation bootstraps one View; a retry is cold.
+  """P5-VIEW-01, P2-BOOT-15: a widget's second View is independent; cold
+  once its generation is gone.
 
-  After a successful bootstrap, the same widget has no reservation left:
-  a second bootstrap fails cold at RESERVE without any server request,
-  and the first View's grant stays active.
+  (Issue 25 replaced the one-shot reservation: a reload or a second tab
+  bootstraps a second View.) The second View holds the same generation
+  under its own grant; revoking the first leaves it active. Once the
+  generation is invalidated, a third bootstrap is cold at RESERVE without
+  any server request.
   """
   async with harness() as h:
     sid, ev = await h.turn((names.OPEN_VIEW, {}))
     (call_id,) = _ids(ev)
-    doc = await h.bootstrap(sid, ev.id, call_id)
+    first = await h.bootstrap(sid, ev.id, call_id)
+    second = await h.bootstrap(sid, ev.id, call_id)
+    assert first.grant.view_id != second.grant.view_id
+    assert view_hold(first.grant) is not view_hold(second.grant)
+    assert first.grant.generation_id == second.grant.generation_id
+    first.grant.revoke()
+    assert not first.grant.active and second.grant.active
+    assert await h.st.registry.connections.invalidate(
+        second.grant.generation_id, InvalidationReason.EVICTED
+    )
     before = len(h.entries())
     with pytest.raises(BootstrapError) as info:
       await h.bootstrap(sid, ev.id, call_id)
-    assert info.value.cold and info.value.reason == "no_reservation"
+    assert info.value.cold and info.value.step is BootstrapStep.RESERVE
     assert h.entries()[before:] == []
-    assert doc.grant.active
 
 
 # --- P2-ROR-01, P2-KEY-03: read-only triggers --------------------------------

@@ -138,7 +138,7 @@ def assert_fails_closed(
 # -- P2-KEY-01 ----------------------------------------------------------------
 
 
-@pytest.mark.conformance('P2-KEY-01')
+@pytest.mark.conformance('P2-KEY-01', 'P5-CTR-03')
 async def test_revision_envelope_names_key_and_version(
     make_provider: ProviderFactory, clock: FakeClock
 ) -> None:
@@ -228,7 +228,7 @@ async def test_postgres_crash_restart_verifies(
 # -- P2-KEY-03 ----------------------------------------------------------------
 
 
-@pytest.mark.conformance('P2-KEY-03')
+@pytest.mark.conformance('P2-KEY-03', 'P5-CTR-03')
 async def test_restart_with_key_missing_fails_closed(
     make_provider: ProviderFactory,
 ) -> None:
@@ -257,7 +257,7 @@ async def test_restart_with_key_missing_fails_closed(
 # -- P2-KEY-04 ----------------------------------------------------------------
 
 
-@pytest.mark.conformance('P2-KEY-04')
+@pytest.mark.conformance('P2-KEY-04', 'P5-CTR-03')
 async def test_rotation_window_old_verifies_new_signs(
     make_provider: ProviderFactory, clock: FakeClock
 ) -> None:

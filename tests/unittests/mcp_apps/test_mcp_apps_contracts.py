@@ -86,7 +86,7 @@ def test_dev_providers_implement_and_are_marked(cls, contract):
   assert 'DEV ONLY' in cls.__doc__
 
 
-@pytest.mark.conformance('P2-RDY-11')
+@pytest.mark.conformance('P2-RDY-11', 'P5-CTR-01')
 @pytest.mark.parametrize(
     'client_host, origin',
     [
@@ -109,7 +109,7 @@ def test_dev_resolver_accepts_loopback_requests(client_host, origin):
   assert 'dev-user' not in repr(principal)
 
 
-@pytest.mark.conformance('P2-RDY-11')
+@pytest.mark.conformance('P2-RDY-11', 'P5-CTR-01')
 @pytest.mark.parametrize(
     'client_host, origin',
     [
@@ -134,7 +134,7 @@ def test_dev_resolver_refuses_non_loopback_requests(client_host, origin):
   assert isinstance(excinfo.value, McpAppsError)
 
 
-@pytest.mark.conformance('P2-RDY-11')
+@pytest.mark.conformance('P2-RDY-11', 'P5-CTR-02')
 def test_dev_authorizer_grants_export_only_when_enabled():
   """P2-RDY-11: the dev authorizer never grants export by default."""
   principal = Principal('p')

@@ -86,6 +86,10 @@ def test_the_surface_holds_what_a_host_needs() -> None:
       "McpToolsetSpec",
       "ReadinessReport",
       "ModelOnlyReason",
+      # The host service, its Views and its denials.
+      "McpAppHostService",
+      "OpenedView",
+      "HostServiceError",
       # Views: render, the governed channel, replay, cold open.
       "bootstrap_render",
       "ViewGrant",

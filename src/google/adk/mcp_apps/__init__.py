@@ -92,6 +92,10 @@ if TYPE_CHECKING:
   from .errors import DenialReason as DenialReason
   from .errors import McpAppsError as McpAppsError
   from .errors import McpAppVisibilityError as McpAppVisibilityError
+  from .host.errors import HostServiceError as HostServiceError
+  from .host.errors import HostServiceErrorReason as HostServiceErrorReason
+  from .host.service import McpAppHostService as McpAppHostService
+  from .host.service import OpenedView as OpenedView
   from .operations.errors import OperationError as OperationError
   from .operations.errors import OperationErrorReason as OperationErrorReason
   from .operations.idempotency import RetainedOutcomes as RetainedOutcomes
@@ -162,6 +166,11 @@ _LAZY: dict[str, str] = {
     'McpAppVisibilityError': '.errors',
     'DenialReason': '.errors',
     'McpAppsError': '.errors',
+    # The host service: the documented way to host Views.
+    'McpAppHostService': '.host.service',
+    'OpenedView': '.host.service',
+    'HostServiceError': '.host.errors',
+    'HostServiceErrorReason': '.host.errors',
     # One writer at a time on an app-enabled Session.
     'CoordinationError': '.coordination.errors',
     'CoordinationErrorReason': '.coordination.errors',

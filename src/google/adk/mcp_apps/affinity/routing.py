@@ -79,6 +79,7 @@ from .errors import StaleToolHandleError
 from .generations import affinity_cause
 from .generations import AppSafeConnectionPool
 from .generations import ConnectionEra
+from .generations import ConnectionGeneration
 from .generations import GenerationHold
 from .generations import GenerationKey
 from .generations import GenerationPages
@@ -119,7 +120,10 @@ class RenderReservations:
 
   A successful UI-associated initial call reserves its generation under
   the call's function-call id; the host takes the reservation when it
-  creates the View (the View then owns the hold). Bounded: past `capacity`,
+  creates the widget's first View, and later Views of the widget get
+  their own holds on that generation while one of its Views still holds
+  it (`hold_view`).
+  Bounded: past `capacity`,
   the oldest reservation is released (its View, if ever created, fails
   typed on a released hold rather than bind elsewhere).
   """
@@ -127,6 +131,7 @@ class RenderReservations:
   def __init__(self, capacity: int = 1024):
     self._capacity = capacity
     self._table: dict[_ReservationKey, GenerationHold] = {}
+    self._viewed: dict[_ReservationKey, list[GenerationHold]] = {}
 
   def put(
       self,
@@ -155,6 +160,72 @@ class RenderReservations:
         _ReservationKey(toolset_id, session, function_call_id), None
     )
 
+  def hold_view(
+      self,
+      toolset_id: str,
+      session: Optional[SessionKey],
+      function_call_id: str,
+  ) -> Optional[GenerationHold]:
+    """A hold for one new View of a widget (None if it has none to give).
+
+    The widget's first View takes the reservation's own hold; while a View
+    of the widget still holds the generation, each further View (a reload,
+    a second tab) gets a new View hold on it, so every View ends on its own
+    (P5-VIEW-01). Once the widget's last View let go, or its generation is
+    gone, the widget is cold: a View is never resurrected.
+
+    Raises:
+      GenerationInvalidatedError: The reserved generation is gone.
+    """
+    key = _ReservationKey(toolset_id, session, function_call_id)
+    if key in self._table:
+      hold = self.take(toolset_id, session, function_call_id)
+      if hold is not None:
+        self._viewed[key] = [hold]
+        while len(self._viewed) > self._capacity:
+          self._viewed.pop(next(iter(self._viewed)))
+      return hold
+    holds = [h for h in self._viewed.get(key, ()) if not h.released]
+    if not holds:
+      self._viewed.pop(key, None)
+      return None
+    try:
+      hold = holds[0].generation.hold(HoldKind.VIEW)
+    except BaseException:
+      self._viewed.pop(key, None)
+      raise
+    self._viewed[key] = [*holds, hold]
+    return hold
+
+  def generation_of(
+      self,
+      toolset_id: str,
+      session: Optional[SessionKey],
+      function_call_id: str,
+  ) -> Optional[ConnectionGeneration]:
+    """The generation a widget's Views would hold, or None."""
+    key = _ReservationKey(toolset_id, session, function_call_id)
+    reserved = self._table.get(key)
+    if reserved is not None:
+      return reserved.generation
+    for hold in self._viewed.get(key, ()):
+      if not hold.released:
+        return hold.generation
+    return None
+
+  def discard(
+      self,
+      toolset_id: str,
+      session: Optional[SessionKey],
+      function_call_id: str,
+  ) -> None:
+    """Removes and releases a reservation; its widget opens no more Views."""
+    key = _ReservationKey(toolset_id, session, function_call_id)
+    self._viewed.pop(key, None)
+    hold = self._table.pop(key, None)
+    if hold is not None:
+      hold.release()
+
   def peek(
       self,
       toolset_id: str,
@@ -171,6 +242,7 @@ class RenderReservations:
     for hold in self._table.values():
       hold.release()
     self._table.clear()
+    self._viewed.clear()
 
 
 def session_key_of(context: Any) -> Optional[SessionKey]:

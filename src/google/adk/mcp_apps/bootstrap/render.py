@@ -15,9 +15,9 @@
 
 """`bootstrap_render`: a View from a persisted descriptor.
 
-Authorize, reserve the View generation, resolve the sealed result, read the
-resource, select exactly one Apps content item, activate; any failure after
-the reservation releases it. Design: docs/design/bootstrap.md.
+Authorize, hold the reserved View generation, resolve the sealed result,
+read the resource, select exactly one Apps content item, activate; any
+failure after the hold releases it. Design: docs/design/bootstrap.md.
 
 Usage:
 
@@ -388,7 +388,12 @@ async def bootstrap_render(
     raise BootstrapError(BootstrapStep.AUTHORIZE, 'denied', call_id)
 
   begin(BootstrapStep.RESERVE)
-  hold = registry.render_reservations.take(toolset_id, session, call_id)
+  reservations = registry.render_reservations
+  try:
+    # Each View holds the reserved generation on its own (P5-VIEW-01).
+    hold = reservations.hold_view(toolset_id, session, call_id)
+  except ConnectionAffinityError as e:
+    raise _gone(BootstrapStep.RESERVE, call_id) from e
   if hold is None:
     raise BootstrapError(
         BootstrapStep.RESERVE, 'no_reservation', call_id, cold=True
@@ -455,6 +460,9 @@ async def bootstrap_render(
       raise _gone(BootstrapStep.ACTIVATE, call_id) from e
   except BaseException:
     hold.release()
+    # A failed bootstrap leaves the widget cold for later Views too; Views
+    # already open keep their own holds.
+    reservations.discard(toolset_id, session, call_id)
     raise
 
   grant = ViewGrant(

@@ -327,6 +327,7 @@ class ViewChannel:
       read_item_bytes: Optional[int] = None,
       append_timeout: Optional[float] = None,
       lease_seconds: float = 900.0,
+      lease_expires_at: Optional[float] = None,
       clock: Callable[[], float] = time.monotonic,
   ) -> None:
     """Opens the channel and mints its lease.
@@ -361,6 +362,9 @@ class ViewChannel:
       append_timeout: Seconds a call's audit append may take before the
         call ends with `APPEND_TIMEOUT` (the append goes on); None waits.
       lease_seconds: How long the channel's lease lasts.
+      lease_expires_at: The `clock` reading the lease ends at, when the
+        host's own View lease is the authority (`lease_seconds` is then
+        unused): one clock, one deadline.
       clock: The monotonic clock (leases, rate).
     """
     profile = registry.profile
@@ -403,7 +407,11 @@ class ViewChannel:
     self._clock = clock
     self._binding_generation = registry.binding_generation
     self._token = f'{grant.incarnation}.{secrets.token_urlsafe(32)}'
-    self._expires_at = clock() + lease_seconds
+    self._expires_at = (
+        clock() + lease_seconds
+        if lease_expires_at is None
+        else lease_expires_at
+    )
     self._revoked = False
     self._closed: Optional[OperationErrorReason] = None
     self._live: dict[tuple[bool, RequestId], _Live] = {}
