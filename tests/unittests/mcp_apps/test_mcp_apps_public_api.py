@@ -99,6 +99,7 @@ def test_the_surface_holds_what_a_host_needs() -> None:
       "LocalDevPrincipalResolver",
       "SqlSealedResultStore",
       "SqlSessionLifecycleStore",
+      "SqlExportAuditStore",
       "SqlBindingKeyProvider",
   }
   assert expected <= set(mcp_apps.__all__)

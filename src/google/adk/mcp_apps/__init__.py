@@ -110,6 +110,7 @@ if TYPE_CHECKING:
   from .profile.readiness import ReadinessReason as ReadinessReason
   from .sealing.resolver import ResolutionFault as ResolutionFault
   from .sealing.resolver import SealedResolutionError as SealedResolutionError
+  from .stores.sql_export_audit_store import SqlExportAuditStore as SqlExportAuditStore
   from .stores.sql_key_provider import SqlBindingKeyProvider as SqlBindingKeyProvider
   from .stores.sql_sealed_result_store import SqlSealedResultStore as SqlSealedResultStore
   from .stores.sql_session_lifecycle_store import SqlSessionLifecycleStore as SqlSessionLifecycleStore
@@ -192,6 +193,7 @@ _LAZY: dict[str, str] = {
     # Durable stores (SQLite or PostgreSQL through SQLAlchemy).
     'SqlSealedResultStore': '.stores.sql_sealed_result_store',
     'SqlSessionLifecycleStore': '.stores.sql_session_lifecycle_store',
+    'SqlExportAuditStore': '.stores.sql_export_audit_store',
     'SqlBindingKeyProvider': '.stores.sql_key_provider',
 }
 """Each public name and the module that defines it."""

@@ -120,7 +120,8 @@ class FirstPartySessions:
       session_service: The fenced Session service (SQL or SQLite file).
       revoke_hooks: Phase-1 revocation of the deletion.
       participants: Cascade participants after the profile's sealed-result
-        store (which comes first when the profile has one).
+        and export audit stores (which come first, in that order, when the
+        profile has them).
       coordinator: The Session coordinator; the process-wide one by
         default.
 
@@ -138,6 +139,9 @@ class FirstPartySessions:
     sealed = getattr(profile, 'sealed_result_store', None)
     if sealed is not None:
       cascade.append(SealedStoreParticipant(sealed))
+    audit = getattr(profile, 'export_audit_store', None)
+    if audit is not None:
+      cascade.append(SealedStoreParticipant(audit, name='export_audit'))
     cascade.extend(participants)
     coordination = SessionCoordination(coordinator or session_coordinator())
     manager = SessionLifecycleManager(
