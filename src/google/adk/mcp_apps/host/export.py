@@ -411,6 +411,10 @@ class ExportResolver:
       )
     except _Denied as e:
       return await self._deny(attempt, e)
+    except Exception:  # pylint: disable=broad-except
+      return await self._deny(
+          attempt, _Denied(HostServiceErrorReason.EXPORT_DENIED, 'failed')
+      )
     await self._point(ExportPoint.LOADED)
     try:
       await store.append(self._record(attempt, ExportAuditStatus.AUTHORIZED))
