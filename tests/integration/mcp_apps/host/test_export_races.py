@@ -293,10 +293,13 @@ class _FailingSecondTime:
 
 
 @pytest.mark.conformance("P5-EAUD-02")
+@pytest.mark.parametrize("durable_audit", [False, True])
 async def test_each_audit_status_is_produced_in_its_scenario(
-    mcp_apps: Any, tmp_path: Path
+    mcp_apps: Any, tmp_path: Path, durable_audit: bool
 ) -> None:
-  async with export_world(mcp_apps, tmp_path, "in_memory") as w:
+  async with export_world(
+      mcp_apps, tmp_path, "in_memory", durable_audit=durable_audit
+  ) as w:
     await w.export(w.resolver(), "op-released")
     with _denied(HostServiceErrorReason.EXPORT_DENIED, "failed"):
       await w.export(w.resolver(projection=_FailingSecondTime()), "op-failed")
@@ -309,6 +312,10 @@ async def test_each_audit_status_is_produced_in_its_scenario(
     # `authorized` alone is the crash state (test_export_crash.py).
     vocabulary = {r.status.value for r in w.audit.appended}
     assert vocabulary == {"authorized", "released", "denied", "failed"}
+    stored = await w.audit.inner.records("op-denied")
+    assert [(r.status.value, r.reason) for r in stored] == [
+        ("denied", "unauthorized:export_purpose")
+    ]
 
 
 @pytest.mark.conformance("P5-EXP-12")
