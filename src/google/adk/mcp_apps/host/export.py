@@ -311,6 +311,12 @@ class ExportResolver:
       outcome: Any = await self._run(principal, target, op, request)
     except HostServiceError as e:
       outcome = e
+    except BaseException:
+      # Cancelled or broken: nothing is remembered, a retry runs afresh.
+      with self._lock:
+        del self._inflight[op]
+      mine.set_result(None)
+      raise
     with self._lock:
       self._outcomes[op] = (target, outcome)
       del self._inflight[op]
@@ -381,6 +387,11 @@ class ExportResolver:
     waits: set[asyncio.Future[Any]] = {acquiring, closer}
     try:
       await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+      acquiring.cancel()
+      with contextlib.suppress(BaseException):
+        (await acquiring).release()  # granted at that instant
+      raise
     finally:
       with self._lock:
         self._closers.discard(closer)
