@@ -54,6 +54,11 @@ from google.adk.mcp_apps.descriptor.widget_descriptor import McpAppWidgetDescrip
 from google.adk.mcp_apps.descriptor.widget_descriptor import WidgetCorrelation
 from google.adk.mcp_apps.profile import local_dev_profile
 from google.adk.mcp_apps.profile.host_profile import McpAppsHostProfile
+from google.adk.mcp_apps.sealing import resolver as resolver_module
+from google.adk.mcp_apps.sealing.resolver import ExportPermit
+from google.adk.mcp_apps.sealing.resolver import GatedResultResolver
+from google.adk.mcp_apps.sealing.resolver import ResolvedResult
+from google.adk.mcp_apps.sealing.resolver import ViewBinding
 from google.adk.mcp_apps.sealing.result_sealer import PENDING_SEALS
 from google.adk.mcp_apps.sealing.result_sealer import prepare_seal
 from google.adk.mcp_apps.sealing.result_sealer import SealPlacement
@@ -379,3 +384,36 @@ def authoritative_check(
     )
 
   return is_referenced
+
+
+class OracleResolver(GatedResultResolver):
+  """The gated resolver as the tests' oracle: without a View binding it
+  presents a test-minted export permit, so a test reads what was sealed
+  through every check (the product path needs the export resolver)."""
+
+  async def resolve(  # type: ignore[override]
+      self,
+      session: SessionKey,
+      *,
+      event_id: str,
+      function_call_id: str,
+      view: Optional[ViewBinding] = None,
+      incarnation: Optional[int] = None,
+      permit: Optional[ExportPermit] = None,
+  ) -> ResolvedResult:
+    if view is None and permit is None:
+      permit = ExportPermit(
+          resolver_module._ISSUER,  # pylint: disable=protected-access
+          session,
+          None,
+          event_id,
+          function_call_id,
+      )
+    return await super().resolve(
+        session,
+        event_id=event_id,
+        function_call_id=function_call_id,
+        view=view,
+        incarnation=incarnation,
+        permit=permit,
+    )

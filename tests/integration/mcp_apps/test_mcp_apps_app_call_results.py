@@ -59,6 +59,7 @@ from sealing_support import APP
 from sealing_support import bound_stack
 from sealing_support import BoundStack
 from sealing_support import close_profile
+from sealing_support import OracleResolver
 from sealing_support import sql_profile
 from sealing_support import TOOLSET
 from sealing_support import USER
@@ -177,7 +178,7 @@ class Harness:
 
   async def sealed(self, record: Event) -> dict[str, Any]:
     """The full result the record's Event-level reference releases."""
-    resolver = GatedResultResolver(self.st.profile, self.st.session_service)
+    resolver = OracleResolver(self.st.profile, self.st.session_service)
     resolved = await resolver.resolve(
         SessionKey(APP, USER, self.sid),
         event_id=record.id,

@@ -89,6 +89,7 @@ import pytest
 from sealing_support import bound_stack
 from sealing_support import close_profile
 from sealing_support import LoggedStack
+from sealing_support import OracleResolver
 from sealing_support import PRINCIPAL
 from sealing_support import sql_profile
 from sealing_support import TOOLSET
@@ -430,7 +431,7 @@ async def test_resolves_without_a_lease_and_checks_the_view(
         event_id=ev.id,
         function_call_id=first,
     )
-    resolver = GatedResultResolver(h.profile, h.svc)
+    resolver = OracleResolver(h.profile, h.svc)
     key = h.st.key(sid)
     own = dataclasses.replace(doc.grant.binding, function_call_id=second)
     for view in (
@@ -1166,7 +1167,7 @@ async def test_read_only_triggers_touch_no_server(
         assert "store_resolve" not in h.trail, label
       assert h.entries()[before:] == [], label
     # The forgeries touched no record: the original Event still resolves.
-    resolved = await GatedResultResolver(h.profile, h.svc).resolve(
+    resolved = await OracleResolver(h.profile, h.svc).resolve(
         key, event_id=ev.id, function_call_id=_ids(ev)[0]
     )
     assert resolved.full_result()["content"]

@@ -81,6 +81,7 @@ from sealing_support import authoritative_check
 from sealing_support import bound_stack
 from sealing_support import close_profile
 from sealing_support import LoggedStack
+from sealing_support import OracleResolver
 from sealing_support import referenced_record_ids
 from sealing_support import sql_profile
 from sealing_support import TOOLSET
@@ -592,13 +593,13 @@ async def test_reconnect_keeps_persisted_descriptors_valid(
     assert binding_revision(h.profile) == revision
     assert _descriptor(ev2, call_id2).binding_revision == revision
     assert verify_binding_revision(h.profile, old_descriptor.binding_revision)
-    resolved = await GatedResultResolver(h.profile, h.svc).resolve(
+    resolved = await OracleResolver(h.profile, h.svc).resolve(
         h.st.key(sid), event_id=ev.id, function_call_id=call_id
     )
     assert resolved.descriptor == old_descriptor
     old_result = resolved.full_result()["structuredContent"]
     new_result = (
-        await GatedResultResolver(h.profile, h.svc).resolve(
+        await OracleResolver(h.profile, h.svc).resolve(
             h.st.key(sid2), event_id=ev2.id, function_call_id=call_id2
         )
     ).full_result()["structuredContent"]
@@ -632,7 +633,7 @@ async def test_provider_replacement_keeps_descriptors_valid(
       assert h.st.registry.binding_generation == generation + 1
       assert binding_revision(replacement) == descriptor.binding_revision
       assert verify_binding_revision(replacement, descriptor.binding_revision)
-      resolved = await GatedResultResolver(replacement, h.svc).resolve(
+      resolved = await OracleResolver(replacement, h.svc).resolve(
           h.st.key(sid), event_id=ev.id, function_call_id=call_id
       )
       assert resolved.descriptor == descriptor

@@ -86,6 +86,7 @@ import pytest
 from sealing_support import bound_stack
 from sealing_support import BoundStack
 from sealing_support import close_profile
+from sealing_support import OracleResolver
 from sealing_support import PRINCIPAL
 from sealing_support import sql_profile
 from sealing_support import TOOLSET
@@ -323,7 +324,7 @@ async def _affordance(
 async def _record(
     profile: McpAppsHostProfile, svc: Any, call: Call
 ) -> RefreshInvocationRecord:
-  resolved = await GatedResultResolver(profile, svc).resolve(
+  resolved = await OracleResolver(profile, svc).resolve(
       call.session, event_id=call.event_id, function_call_id=call.call_id
   )
   return resolved.refresh_record()
@@ -473,7 +474,7 @@ async def test_restart_after_result_affordance_per_classification(
   async with host.life() as (profile, svc):
     for call in (safe, unsafe):
       # The result itself survived the restart, sealed.
-      resolved = await GatedResultResolver(profile, svc).resolve(
+      resolved = await OracleResolver(profile, svc).resolve(
           call.session, event_id=call.event_id, function_call_id=call.call_id
       )
       assert resolved.full_result()["isError"] is False
@@ -706,7 +707,7 @@ async def test_html_is_never_persisted(host: Host) -> None:
 
   async with host.life() as (profile, svc):
     sealed = [
-        await GatedResultResolver(profile, svc).resolve(
+        await OracleResolver(profile, svc).resolve(
             c.session, event_id=c.event_id, function_call_id=c.call_id
         )
         for c in calls

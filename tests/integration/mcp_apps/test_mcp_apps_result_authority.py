@@ -59,6 +59,7 @@ from sealing_support import APP
 from sealing_support import bound_stack
 from sealing_support import BoundStack
 from sealing_support import close_profile
+from sealing_support import OracleResolver
 from sealing_support import sql_profile
 from sealing_support import USER
 from sealing_support import widget_event
@@ -218,7 +219,7 @@ def _redact(response: dict[str, Any]) -> dict[str, Any]:
 
 async def _sealed(st: BoundStack, sid: str, event: Event) -> dict[str, Any]:
   """Every call's released full result, by function-call id."""
-  resolver = GatedResultResolver(st.profile, st.session_service)
+  resolver = OracleResolver(st.profile, st.session_service)
   out = {}
   for call_id in _responses(event):
     resolved = await resolver.resolve(

@@ -84,6 +84,7 @@ from sealing_support import bound_stack
 from sealing_support import BoundStack
 from sealing_support import close_profile
 from sealing_support import event_seal
+from sealing_support import OracleResolver
 from sealing_support import sql_profile
 from sealing_support import TOOLSET
 from sealing_support import USER
@@ -282,7 +283,7 @@ async def test_descriptor_of_real_call(
         SealedRecordScope(key, 1, event.id, widget.id),
         SealedResultRef(descriptor.sealed_result_ref.record_id, 1),
     )
-    resolved = await GatedResultResolver(profile, st.session_service).resolve(
+    resolved = await OracleResolver(profile, st.session_service).resolve(
         key, event_id=event.id, function_call_id=widget.id
     )
 
@@ -324,7 +325,7 @@ async def test_parallel_views_get_own_records(
 ):
   async with any_env.stack() as st:
     sid, event = await _two_views(st)
-    resolver = GatedResultResolver(st.profile, st.session_service)
+    resolver = OracleResolver(st.profile, st.session_service)
     descriptors = _descriptors(event)
     released = {
         call_id: await resolver.resolve(
@@ -363,7 +364,7 @@ async def test_repeated_calls_get_distinct_records(env: Env):
             (names.UI_RESULT, {"label": "x"}),
         )
     )
-    resolver = GatedResultResolver(st.profile, st.session_service)
+    resolver = OracleResolver(st.profile, st.session_service)
     calls = [(first.id, w.id) for w in first.actions.render_ui_widgets] + [
         (second.id, w.id) for w in second.actions.render_ui_widgets
     ]
@@ -400,7 +401,7 @@ async def test_restart_maps_references_by_call_id(any_env: Env):
         app_name=APP, user_id=USER, session_id=sid
     )
     (event,) = [e for e in stored.events if e.actions.render_ui_widgets]
-    resolver = GatedResultResolver(profile, sessions)
+    resolver = OracleResolver(profile, sessions)
     mapped = {}
     for widget in reversed(event.actions.render_ui_widgets):
       descriptor = read_mcp_widget(widget)
@@ -469,7 +470,7 @@ async def test_event_level_references(env: Env):
           )
       )
     stored = {e.id: e for e in await st.stored_events(sid)}
-    resolver = GatedResultResolver(st.profile, st.session_service)
+    resolver = OracleResolver(st.profile, st.session_service)
     released = {}
     for event in appended:
       for call_id in event.sealed_result_refs:
@@ -521,7 +522,7 @@ async def test_public_serializations(
     session = await st.session_service.get_session(
         app_name=APP, user_id=USER, session_id=sid
     )
-    resolver = GatedResultResolver(st.profile, st.session_service)
+    resolver = OracleResolver(st.profile, st.session_service)
     released = [
         await resolver.resolve(
             st.key(sid), event_id=yielded.id, function_call_id=w.id
@@ -609,7 +610,7 @@ async def test_legacy_descriptor_fails_typed(env: Env):
     )
     (widget,) = event.actions.render_ui_widgets
     fault = await _fault(
-        GatedResultResolver(st.profile, st.session_service),
+        OracleResolver(st.profile, st.session_service),
         key,
         event_id=event.id,
         function_call_id=widget.id,
@@ -635,7 +636,7 @@ async def test_missing_or_unknown_reference_fails_typed(env: Env):
           widget.payload["sealedResultRef"]["recordId"] = "A" * 43
 
     _rewrite_event(env.session_db, event.id, change)
-    resolver = GatedResultResolver(st.profile, st.session_service)
+    resolver = OracleResolver(st.profile, st.session_service)
     missing = await _fault(
         resolver, st.key(sid), event_id=event.id, function_call_id=first
     )
@@ -653,7 +654,7 @@ async def test_tampered_bytes_are_corrupt(any_env: Env):
     sid, event = await _two_views(st)
     descriptors = _descriptors(event)
     first, second = descriptors
-    resolver = GatedResultResolver(st.profile, st.session_service)
+    resolver = OracleResolver(st.profile, st.session_service)
     original = await resolver.resolve(
         st.key(sid), event_id=event.id, function_call_id=first
     )
@@ -685,7 +686,7 @@ async def test_deleted_session_releases_nothing(env: Env):
     sid, event = await _two_views(st)
     key = st.key(sid)
     call_id = event.actions.render_ui_widgets[0].id
-    resolver = GatedResultResolver(st.profile, st.session_service)
+    resolver = OracleResolver(st.profile, st.session_service)
     await resolver.resolve(key, event_id=event.id, function_call_id=call_id)
     manager = SessionLifecycleManager(
         st.profile.session_lifecycle_store,
@@ -719,7 +720,7 @@ async def test_swapped_reference_releases_nothing(env: Env):
       )
 
     _rewrite_event(env.session_db, event.id, swap)
-    resolver = GatedResultResolver(st.profile, st.session_service)
+    resolver = OracleResolver(st.profile, st.session_service)
     swapped = [
         await _fault(resolver, key, event_id=event.id, function_call_id=c)
         for c in (first, second)
@@ -760,7 +761,7 @@ async def test_view_binding_mismatch(env: Env):
     descriptors = _descriptors(event)
     first, second = descriptors
     server = descriptors[first].server_id
-    resolver = GatedResultResolver(st.profile, st.session_service)
+    resolver = OracleResolver(st.profile, st.session_service)
     wrong_views = [
         ViewBinding(TOOLSET, server, event.id, second),
         ViewBinding("other", server, event.id, first),
@@ -793,7 +794,7 @@ async def test_event_missing_releases_nothing(env: Env):
       conn.execute("DELETE FROM events WHERE id = ?", (event.id,))
       conn.commit()
     fault = await _fault(
-        GatedResultResolver(st.profile, st.session_service),
+        OracleResolver(st.profile, st.session_service),
         st.key(sid),
         event_id=event.id,
         function_call_id=call_id,
@@ -1017,7 +1018,7 @@ async def test_restart_without_replay_key_reruns_and_keeps_seal(
       key = st.key(sid)
       first = widget_event(await st.turn(sid, call))
       first_call, first_record = _sole_reference(first)
-      before = await GatedResultResolver(profile, svc).resolve(
+      before = await OracleResolver(profile, svc).resolve(
           key, event_id=first.id, function_call_id=first_call
       )
       full, record = before.full_result(), before.refresh_record()
@@ -1033,7 +1034,7 @@ async def test_restart_without_replay_key_reruns_and_keeps_seal(
       second = widget_event(await st.turn(sid, call))
       second_call, second_record = _sole_reference(second)
       stored = await st.stored_events(sid)
-      resolver = GatedResultResolver(profile, svc)
+      resolver = OracleResolver(profile, svc)
       old = await resolver.resolve(
           key, event_id=first.id, function_call_id=first_call
       )

@@ -88,6 +88,7 @@ from sealing_support import authoritative_check
 from sealing_support import bound_stack
 from sealing_support import BoundStack
 from sealing_support import close_profile
+from sealing_support import OracleResolver
 from sealing_support import referenced_record_ids
 from sealing_support import sql_profile
 from sealing_support import USER
@@ -515,7 +516,7 @@ async def test_kill_after_append_event_and_record_resolve(
     assert rows[0].scope.event_id == event.id
     assert rows[0].scope.function_call_id == call_id
     assert await world.gc() == 0
-    resolved = await GatedResultResolver(world.profile, world.service).resolve(
+    resolved = await OracleResolver(world.profile, world.service).resolve(
         SessionKey(APP, USER, crash.session_id),
         event_id=event.id,
         function_call_id=call_id,
@@ -559,7 +560,7 @@ async def test_restart_gc_removes_unreferenced_keeps_referenced(
         for r in await sealed_rows(sqlite_env.store_url)
     }
     assert left == {unmarked.session_id, clean}
-    resolver = GatedResultResolver(world.profile, world.service)
+    resolver = OracleResolver(world.profile, world.service)
     for session_id in (unmarked.session_id, clean):
       event = widget_event(await world.events(session_id))
       await resolver.resolve(
@@ -653,7 +654,7 @@ async def test_refresh_record_sealed_and_never_public(
       yielded = await stack.turn(session_id, ('ui_result', {'label': 'L7'}))
       event = widget_event(yielded)
       widget = event.actions.render_ui_widgets[0]
-      resolved = await GatedResultResolver(profile, service).resolve(
+      resolved = await OracleResolver(profile, service).resolve(
           stack.key(session_id), event_id=event.id, function_call_id=widget.id
       )
       stored = await service.get_session(
@@ -699,7 +700,7 @@ async def test_delete_and_recreate_removes_records(
       key = stack.key(session_id)
     rows = await sealed_rows(sqlite_env.store_url)
     assert len(rows) == 2 and {r.scope.incarnation for r in rows} == {1}
-    resolver = GatedResultResolver(profile, service)
+    resolver = OracleResolver(profile, service)
     call_id = event.actions.render_ui_widgets[0].id
     await resolver.resolve(key, event_id=event.id, function_call_id=call_id)
     manager = SessionLifecycleManager(
@@ -840,7 +841,7 @@ async def test_swapped_envelope_namespace_rejected(
         key_provider=keys,
     )
     with pytest.raises(SealedResolutionError) as caught:
-      await GatedResultResolver(other, service).resolve(
+      await OracleResolver(other, service).resolve(
           SessionKey(APP, USER, session_id),
           event_id=event.id,
           function_call_id=call_id,

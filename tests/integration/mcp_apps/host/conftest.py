@@ -12,10 +12,11 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Fixtures of the host service tests.
+"""Fixtures of the host-service tests.
 
 They run on the operations tests' stage (`exec_ownership_support.stage`)
-and channel helpers, whose folder is put on the import path here.
+and channel helpers, whose folder is put on the import path here; the
+export helpers are in export_support.py.
 """
 
 from __future__ import annotations

@@ -52,6 +52,7 @@ from mcp_apps_conformance_server import names
 import pytest
 from read_support import view_reads
 from read_support import ViewReads
+from sealing_support import OracleResolver
 from sealing_support import TOOLSET
 from sealing_support import widget_event
 
@@ -564,9 +565,7 @@ async def test_a_late_append_stands_and_the_key_keeps_the_timeout_error(
         lambda: session_coordinator().owner(s.key) is None, "the late commit"
     )
     (record,) = records(await s.stored())
-    resolved = await GatedResultResolver(
-        s.st.profile, s.st.session_service
-    ).resolve(
+    resolved = await OracleResolver(s.st.profile, s.st.session_service).resolve(
         s.key,
         event_id=record.id,
         function_call_id=f"{channel.operation_prefix}:1",

@@ -140,10 +140,12 @@ async def cold_affordance(
   if not allowed:
     return _placeholder(call_id, 'unauthorized')
   try:
-    resolved = await GatedResultResolver(profile, session_service).resolve(
+    resolved = await GatedResultResolver(
+        profile, session_service
+    ).resolve_refresh_record(
         session, event_id=event_id, function_call_id=call_id
     )
-    record = resolved.refresh_record()
+    record = resolved.record
   except SealedResolutionError as e:
     return _placeholder(call_id, e.fault.value)
   except SealingError as e:

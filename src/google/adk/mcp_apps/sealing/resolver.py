@@ -18,12 +18,15 @@
 A sealed-result reference is a locator, not authority: the resolver checks
 the Session's lifecycle, the persisted Event, the reference, the binding
 revision and the View binding before resolving the record. Every failure is
-a `SealedResolutionError` naming the check. Design: docs/design/sealing.md.
+a `SealedResolutionError` naming the check. Bytes are released only for a
+View binding or an `ExportPermit` (minted only by the host's export
+resolver); cold replay reads the refresh record alone. Design:
+docs/design/sealing.md.
 
 Usage:
 
   resolved = await GatedResultResolver(profile, session_service).resolve(
-      session, event_id=event_id, function_call_id=call_id
+      session, event_id=event_id, function_call_id=call_id, view=binding
   )
 """
 
@@ -34,6 +37,7 @@ import dataclasses
 import enum
 import json
 from typing import Any
+from typing import Callable
 from typing import Optional
 from typing import Union
 
@@ -94,6 +98,10 @@ class ResolutionFault(enum.Enum):
   deleted, or another tenant's)."""
   CORRUPT = 'corrupt'
   """The record fails its store-private digest."""
+  NO_AUTHORITY = 'no_authority'
+  """Neither a View binding nor an export permit was presented."""
+  PERMIT_MISMATCH = 'permit_mismatch'
+  """The export permit was minted for another target."""
 
 
 class SealedResolutionError(SealingError):
@@ -168,6 +176,66 @@ class ResolvedResult:
       SealingError: (`REFRESH_RECORD_CORRUPT`) Missing or corrupt.
     """
     return RefreshInvocationRecord.from_bytes(self.envelope.refresh_record)
+
+
+_ISSUER = object()
+_issued = False
+
+
+@dataclasses.dataclass(frozen=True)
+class ExportPermit:
+  """Authority for one cold export read; only the export resolver mints it.
+
+  Attributes:
+    session: The Session the export was authorized on.
+    incarnation: The incarnation it was authorized in.
+    event_id: The Event.
+    function_call_id: The call.
+  """
+
+  issuer: dataclasses.InitVar[object]
+  session: SessionKey
+  incarnation: Optional[int]
+  event_id: str
+  function_call_id: str
+
+  def __post_init__(self, issuer: object) -> None:
+    if issuer is not _ISSUER:
+      raise TypeError('An ExportPermit is minted only by the export resolver')
+
+
+def export_permit_issuer() -> (
+    Callable[[SessionKey, Optional[int], str, str], ExportPermit]
+):
+  """Hands the permit mint to its one caller, the host's export resolver.
+
+  Raises:
+    RuntimeError: The mint was handed out already.
+  """
+  global _issued
+  if _issued:
+    raise RuntimeError('The export permit issuer was handed out already')
+  _issued = True
+
+  def mint(
+      session: SessionKey, incarnation: Optional[int], event_id: str, call: str
+  ) -> ExportPermit:
+    return ExportPermit(_ISSUER, session, incarnation, event_id, call)
+
+  return mint
+
+
+@dataclasses.dataclass(frozen=True)
+class ColdRecord:
+  """What cold replay may read: the refresh record, never the result.
+
+  Attributes:
+    descriptor: The call's descriptor (None for an Event-level reference).
+    record: The call's refresh-invocation record.
+  """
+
+  descriptor: Optional[McpAppWidgetDescriptor]
+  record: RefreshInvocationRecord
 
 
 def _fail(
@@ -257,6 +325,7 @@ class GatedResultResolver:
       function_call_id: str,
       view: Optional[ViewBinding] = None,
       incarnation: Optional[int] = None,
+      permit: Optional[ExportPermit] = None,
   ) -> ResolvedResult:
     """Releases one sealed result after every check passes.
 
@@ -264,15 +333,52 @@ class GatedResultResolver:
       session: The Session the caller acts on.
       event_id: The Event that reports the call.
       function_call_id: The call.
-      view: The asking View's binding; None for bootstrap's own ask, which
-        supplies the binding it is about to create.
+      view: The asking View's binding (bootstrap supplies the binding it is
+        about to create).
       incarnation: The incarnation the caller's lease or grant was issued
         in, if it holds one.
+      permit: The export resolver's permit, for a cold export (no View).
 
     Raises:
-      SealedResolutionError: Nothing is released.
+      SealedResolutionError: Nothing is released; `NO_AUTHORITY` without a
+        View binding or a permit.
     """
     call_id = function_call_id
+    if view is None:
+      if permit is None:
+        raise _fail(ResolutionFault.NO_AUTHORITY, call_id)
+      if (permit.session, permit.event_id, permit.function_call_id) != (
+          session,
+          event_id,
+          call_id,
+      ):
+        raise _fail(ResolutionFault.PERMIT_MISMATCH, call_id)
+      if incarnation is None:
+        incarnation = permit.incarnation
+    return await self._resolve(session, event_id, call_id, view, incarnation)
+
+  async def resolve_refresh_record(
+      self, session: SessionKey, *, event_id: str, function_call_id: str
+  ) -> ColdRecord:
+    """Cold replay's read: every check, then the refresh record only.
+
+    Raises:
+      SealedResolutionError: The checks failed.
+      SealingError: (`REFRESH_RECORD_CORRUPT`) Missing or corrupt.
+    """
+    resolved = await self._resolve(
+        session, event_id, function_call_id, None, None
+    )
+    return ColdRecord(resolved.descriptor, resolved.refresh_record())
+
+  async def _resolve(
+      self,
+      session: SessionKey,
+      event_id: str,
+      call_id: str,
+      view: Optional[ViewBinding],
+      incarnation: Optional[int],
+  ) -> ResolvedResult:
     # Both reads are checks; nothing is released before both pass, so they
     # may overlap (they hit two stores).
     # The lifecycle refusal, when there is one, is the one reported.
