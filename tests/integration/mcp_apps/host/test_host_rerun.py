@@ -52,9 +52,9 @@ from google.adk.mcp_apps.host.rerun import RerunConfirmation
 from google.adk.mcp_apps.host.rerun import RerunResult
 from google.adk.mcp_apps.host.rerun import run_tool_again
 from google.adk.mcp_apps.sealing.refresh_record import RefreshInvocationRecord
-from google.adk.mcp_apps.sealing.resolver import GatedResultResolver
 from mcp_apps_conformance_server import names
 import pytest
+from sealing_support import OracleResolver
 from sealing_support import PRINCIPAL
 from sealing_support import TOOLSET
 from sealing_support import widget_event
@@ -169,7 +169,7 @@ async def _denied(
 
 
 async def _record(s: Stage, event_id: str, call_id: str) -> Any:
-  return await GatedResultResolver(s.st.profile, s.st.session_service).resolve(
+  return await OracleResolver(s.st.profile, s.st.session_service).resolve(
       s.key, event_id=event_id, function_call_id=call_id
   )
 
