@@ -32,6 +32,12 @@ Usage:
   await service.close_view(
       request, view_id=opened.view_id, lease=opened.lease,
       acknowledged=True)
+  exported = await service.export(
+      request, session=key, event_id=event.id, function_call_id=call_id,
+      operation_instance_id=op_id)
+  rerun = await service.run_tool_again(
+      request, session=key, event_id=event.id, function_call_id=call_id,
+      confirm=ask_the_user)
 """
 
 from __future__ import annotations
@@ -67,6 +73,13 @@ from ..profile.host_profile import McpAppsHostProfile
 from .denial_log import log_denial
 from .errors import HostServiceError
 from .errors import HostServiceErrorReason
+from .export import ExportLimits
+from .export import ExportProjection
+from .export import ExportResolver
+from .export import ExportResult
+from .rerun import Confirm
+from .rerun import run_tool_again
+from .rerun import RerunResult
 from .view_leases import LeaseScope
 from .view_leases import ViewLease
 from .view_leases import ViewLeases
@@ -157,6 +170,8 @@ class McpAppHostService:
       notify: Optional[ViewNotify] = None,
       workers: Optional[int] = None,
       sticky_sessions: Optional[bool] = None,
+      export_limits: Optional[ExportLimits] = None,
+      export_projection: Optional[ExportProjection] = None,
       **channel_options: Any,
   ) -> None:
     """Creates the service.
@@ -172,6 +187,10 @@ class McpAppHostService:
         `ADK_MCP_APPS_HOST_WORKERS` (default 1).
       sticky_sessions: Whether each Session reaches one worker; None reads
         `ADK_MCP_APPS_HOST_STICKY_SESSIONS`.
+      export_limits: The export resolver's byte, rate, bulk and retention
+        limits (its defaults when None).
+      export_projection: What an export releases of a sealed result (the
+        full result when None).
       **channel_options: Further `ViewChannel` options
         (`message_confirmation`, `on_request_teardown` is the service's).
 
@@ -198,6 +217,10 @@ class McpAppHostService:
     self._notify = notify
     self._channel_options = channel_options
     self._views: dict[str, _View] = {}
+    self._export_limits = export_limits or ExportLimits()
+    self._export_projection = export_projection
+    self._exporter: Optional[ExportResolver] = None
+    self._closed = False
 
   @property
   def profile(self) -> McpAppsHostProfile:
@@ -370,6 +393,13 @@ class McpAppHostService:
     """
     ids = {'event_id': event_id, 'function_call_id': function_call_id}
     principal = await self._principal('open_view', request, **ids)
+    if self._closed:
+      self._deny(
+          'open_view',
+          HostServiceErrorReason.VIEW_UNAVAILABLE,
+          'shut_down',
+          **ids,
+      )
     digest = self._leases.digest(principal)
     try:
       self._leases.admit(digest)
@@ -566,6 +596,100 @@ class McpAppHostService:
     finally:
       self._views.pop(view_id, None)
     del acknowledged  # Either way the backend tears down (P5-VIEW-02).
+
+  async def export(
+      self,
+      request: PrincipalRequest,
+      *,
+      session: SessionKey,
+      event_id: str,
+      function_call_id: str,
+      operation_instance_id: str,
+      stream: bool = False,
+  ) -> ExportResult:
+    """Exports one sealed result cold, through the export resolver.
+
+    The caller needs the `EXPORT` purpose; nothing here opens a View,
+    mints a grant or reads a template. A retry with the same
+    `operation_instance_id` gets the same bytes or the same denial.
+
+    Raises:
+      HostServiceError: `UNAUTHENTICATED`, `UNAUTHORIZED`,
+        `EXPORT_DENIED`, `LIMIT_EXCEEDED`, `AUDIT_UNAVAILABLE` or
+        `UNSUPPORTED`; nothing was released.
+    """
+    ids = {'event_id': event_id, 'function_call_id': function_call_id}
+    principal = await self._principal('export', request, **ids)
+    if self._closed:
+      self._deny(
+          'export', HostServiceErrorReason.EXPORT_DENIED, 'shut_down', **ids
+      )
+    if self._exporter is None:
+      try:
+        self._exporter = ExportResolver(
+            profile=self.profile,
+            session_service=self._runner.session_service,
+            limits=self._export_limits,
+            projection=self._export_projection,
+        )
+      except ValueError:
+        self._deny(
+            'export', HostServiceErrorReason.UNSUPPORTED, 'no_audit', **ids
+        )
+    return await self._exporter.export(
+        principal=principal,
+        session=session,
+        event_id=event_id,
+        function_call_id=function_call_id,
+        operation_instance_id=operation_instance_id,
+        stream=stream,
+        request=request,
+    )
+
+  async def run_tool_again(
+      self,
+      request: PrincipalRequest,
+      *,
+      session: SessionKey,
+      event_id: str,
+      function_call_id: str,
+      confirm: Optional[Confirm] = None,
+  ) -> RerunResult:
+    """Runs a widget's refresh or "Run tool again" as a new invocation.
+
+    The new call is confirmed through `confirm` (always for a re-run), is
+    attributed to the host, and renders a new widget; the old View and its
+    idempotency outcomes stay as they were.
+
+    Raises:
+      HostServiceError: `UNAUTHENTICATED`, or `RERUN_DENIED`; nothing ran.
+    """
+    ids = {'event_id': event_id, 'function_call_id': function_call_id}
+    principal = await self._principal('run_tool_again', request, **ids)
+    # The new call's generation is keyed for the caller, as a turn's is.
+    with acting_principal(principal):
+      return await run_tool_again(
+          runner=self._runner,
+          registry=self._registry,
+          principal=principal,
+          session=session,
+          event_id=event_id,
+          function_call_id=function_call_id,
+          confirm=confirm,
+      )
+
+  async def close(self) -> None:
+    """Shuts the service down: every View is torn down (both phases) and
+    queued or later exports are denied."""
+    self._closed = True
+    if self._exporter is not None:
+      self._exporter.close()
+    views, self._views = list(self._views.values()), {}
+    for view in views:
+      view.lease.revoke()
+      view.channel.teardown()
+    for view in views:
+      await view.channel.finish_teardown()
 
 
 def _view_data(document: RenderDocument) -> dict[str, Any]:
