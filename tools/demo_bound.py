@@ -20,19 +20,23 @@ the published system-monitor server is bound through an
 `McpAppBindingRegistry` to the local-development profile with the SQL
 stores on a temporary SQLite file; the server runs behind `demo_tap.py`,
 so the `io.modelcontextprotocol/ui` advertisement is shown as the server
-received it. Then the model and app catalogs, one turn of a labelled
-stand-in model, the View's render (its HTML written to a file), the View's
-app-only `poll-system-stats` call, a refused call to another server, the
-grant revoked, and the cold widget after a restart.
+received it. Then the model and app catalogs, and the Views hosted through
+an `McpAppHostService`: one turn of a labelled stand-in model, the View
+opened (its HTML written to a file), its app-only `poll-system-stats` call
+under its lease, a refused call to another server, a lease presented for
+another View and a replayed request token, the View closed and its widget
+cold; after a restart, the cold widget refreshed and its result exported.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator
+from collections.abc import Awaitable
 import json
 import os
 from pathlib import Path
+import secrets
 import sys
 import tempfile
 import textwrap
@@ -46,32 +50,29 @@ from demo_scenario import ask
 from demo_scenario import quiet_logs
 from demo_scenario import SystemInfoStandIn
 from google.adk.agents import LlmAgent
-from google.adk.mcp_apps import bootstrap_render
-from google.adk.mcp_apps import BootstrapError
-from google.adk.mcp_apps import cold_affordance
+from google.adk.mcp_apps import attest_every_message
 from google.adk.mcp_apps import EXTENSION_ID
+from google.adk.mcp_apps import HostServiceError
 from google.adk.mcp_apps import list_toolset_app_catalog
 from google.adk.mcp_apps import local_dev_profile
 from google.adk.mcp_apps import LocalDevReplayClassification
+from google.adk.mcp_apps import LocalDevSessionAuthorizer
 from google.adk.mcp_apps import McpAppBindingRegistry
+from google.adk.mcp_apps import McpAppHostService
 from google.adk.mcp_apps import McpAppsHostProfile
 from google.adk.mcp_apps import McpToolsetSpec
-from google.adk.mcp_apps import Principal
+from google.adk.mcp_apps import OpenedView
 from google.adk.mcp_apps import PrincipalRequest
-from google.adk.mcp_apps import RenderDocument
-from google.adk.mcp_apps import replay_to_view
-from google.adk.mcp_apps import SealedResolutionError
 from google.adk.mcp_apps import SessionKey
 from google.adk.mcp_apps import SqlBindingKeyProvider
+from google.adk.mcp_apps import SqlExportAuditStore
 from google.adk.mcp_apps import SqlSealedResultStore
 from google.adk.mcp_apps import SqlSessionLifecycleStore
-from google.adk.mcp_apps import ViewChannel
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import Runner
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
-from google.adk.tools.mcp_tool import McpTool
 from google.adk.tools.mcp_tool import McpToolset
 from google.adk.tools.mcp_tool import StdioConnectionParams
 from google.genai import types
@@ -131,16 +132,21 @@ def _tapped(name: str, log: Path) -> StdioConnectionParams:
 
 
 async def _profile(url: str) -> McpAppsHostProfile:
-  """Local-development providers, with the three SQL stores on `url`."""
+  """Local-development providers, with the four SQL stores on `url`."""
   sealed = SqlSealedResultStore(url)
   lifecycle = SqlSessionLifecycleStore(url)
+  audit = SqlExportAuditStore(url)
   keys = SqlBindingKeyProvider(url)
   await sealed.open()
   await lifecycle.open()
+  await audit.open()
   await keys.load()
   return local_dev_profile(
+      # Local development grants the export purpose only when asked to.
+      session_authorizer=LocalDevSessionAuthorizer(allow_export=True),
       sealed_result_store=sealed,
       session_lifecycle_store=lifecycle,
+      export_audit_store=audit,
       key_provider=keys,
       # get-system-info only reads: a cold widget may offer a refresh.
       replay_classification=LocalDevReplayClassification(['get-system-info']),
@@ -151,6 +157,7 @@ async def _close(profile: McpAppsHostProfile) -> None:
   for store in (
       profile.sealed_result_store,
       profile.session_lifecycle_store,
+      profile.export_audit_store,
       profile.key_provider,
   ):
     await store.aclose()  # type: ignore[union-attr]
@@ -205,31 +212,49 @@ def _reason(response: Any) -> str:
   return str(error['data']['reason']) if error else 'none (unexpected)'
 
 
-async def _principal(profile: McpAppsHostProfile) -> Principal:
-  """Who is asking: a loopback caller, as the dev resolver requires."""
-  resolver = profile.principal_resolver
-  assert resolver is not None
-  return await resolver.resolve(PrincipalRequest(client_host='127.0.0.1'))
+ME = PrincipalRequest(client_host='127.0.0.1')
+"""What a web framework builds from the user's request: a loopback peer,
+as the local-development resolver requires."""
 
 
-async def _render(
-    registry: McpAppBindingRegistry,
-    profile: McpAppsHostProfile,
-    sessions: SqliteSessionService,
-    ids: tuple[str, str, str],
-) -> RenderDocument:
-  """`bootstrap_render` of one widget: (session id, event id, call id)."""
+def _service(
+    registry: McpAppBindingRegistry, runner: Runner
+) -> McpAppHostService:
+  return McpAppHostService(
+      registry, runner, message_confirmation=attest_every_message
+  )
+
+
+async def _open(
+    service: McpAppHostService, ids: tuple[str, str, str]
+) -> OpenedView:
+  """`open_view` of one widget: (session id, event id, call id)."""
   session_id, event_id, call_id = ids
-  return await bootstrap_render(
-      registry=registry,
-      profile=profile,
-      session_service=sessions,
-      principal=await _principal(profile),
+  return await service.open_view(
+      ME,
       session=SessionKey(APP, USER, session_id),
       toolset_id=MONITOR,
       event_id=event_id,
       function_call_id=call_id,
   )
+
+
+def _poll(request_id: int, **extra: Any) -> dict[str, Any]:
+  return {
+      'jsonrpc': '2.0',
+      'id': request_id,
+      'method': 'tools/call',
+      'params': {'name': 'poll-system-stats', 'arguments': {}, **extra},
+  }
+
+
+async def _denied(action: Awaitable[Any]) -> str:
+  """The host service's refusal of `action`: reason (detail)."""
+  try:
+    await action
+  except HostServiceError as e:
+    return f'{e.reason.value} ({e.detail})' if e.detail else e.reason.value
+  return 'allowed (unexpected)'
 
 
 async def _catalogs(registry: McpAppBindingRegistry) -> None:
@@ -307,28 +332,6 @@ async def _first_process(tmp: Path, log: Path) -> tuple[str, str, str]:
     await _catalogs(registry)
 
     step(
-        'One turn: the model calls get-system-info',
-        'Under the bound profile the Event persists a descriptor (which'
-        ' server and View, a reference to the sealed full result) and the'
-        ' model-facing projection of the result.',
-    )
-    agent = LlmAgent(
-        name=APP, model=SystemInfoStandIn(), tools=[registry.toolset(MONITOR)]
-    )
-    runner = Runner(app_name=APP, agent=agent, session_service=sessions)
-    try:
-      session = await ask(runner)
-    finally:
-      await runner.close()
-    event = next(e for e in session.events if e.actions.render_ui_widgets)
-    widget = event.actions.render_ui_widgets[0]
-    show('persisted widget payload keys', sorted(widget.payload))
-    show(
-        'persisted FunctionResponse keys',
-        sorted(event.get_function_responses()[0].response or {}),
-    )
-
-    step(
         'The model calls a UI tool and a plain tool at once',
         'Under the bound profile a parallel batch is checked as a whole'
         ' before anything runs; one that mixes UI and other tools runs'
@@ -351,95 +354,141 @@ async def _first_process(tmp: Path, log: Path) -> tuple[str, str, str]:
     for response in answered.get_function_responses():
       show(str(response.name), (response.response or {}).get('reason'))
 
-    step(
-        'Render the View',
-        'bootstrap_render authorizes the caller, takes the connection that'
-        ' produced the result, resolves the sealed result and reads the'
-        " View's HTML there. The grant is the host's handle on that View.",
+    agent = LlmAgent(
+        name=APP, model=SystemInfoStandIn(), tools=[registry.toolset(MONITOR)]
     )
-    ids = (session.id, event.id, widget.id)
-    document = await _render(registry, profile, sessions, ids)
-    VIEW_DIR.mkdir(parents=True, exist_ok=True)
-    view_file = VIEW_DIR / 'system-monitor-view.html'
-    view_file.write_text(document.html, encoding='utf-8')
-    data_file = VIEW_DIR / 'system-monitor-view-data.json'
-    data = document.view_data()
-    del data['html']
-    data_file.write_text(json.dumps(data, indent=2), encoding='utf-8')
-    show('View HTML', f'{len(document.html.encode())} bytes; open it:')
-    say(f'     {view_file}')
-    show('what the renderer sends it (toolInput, toolResult)', 'in')
-    say(f'     {data_file}')
-    show('resource', document.resource_uri)
-    show('_meta.ui', document.ui_meta)
-    show('toolInput', document.tool_input)
-    show('toolResult keys', sorted(document.tool_result))
-    show('grant', repr(document.grant))
-    grant = document.grant
-    own = grant.binding.server_id
-
-    step(
-        'The View calls app-only poll-system-stats',
-        "The View's JSON-RPC goes to its ViewChannel, which checks it, queues"
-        ' it for the Session, re-checks what it depends on and runs it on the'
-        " View's own connection.",
-    )
-    viewer = Runner(app_name=APP, agent=agent, session_service=sessions)
+    runner = Runner(app_name=APP, agent=agent, session_service=sessions)
+    service = _service(registry, runner)
     try:
-      channel = await ViewChannel.open(
-          document,
-          principal=await _principal(profile),
-          registry=registry,
-          runner=viewer,
-      )
-
-      def poll(request_id: int, **extra: Any) -> dict[str, Any]:
-        return {
-            'jsonrpc': '2.0',
-            'id': request_id,
-            'method': 'tools/call',
-            'params': {'name': 'poll-system-stats', 'arguments': {}, **extra},
-        }
-
-      polled = await channel.handle(poll(1), token=channel.token) or {}
-      data = (polled.get('result') or {}).get('structuredContent') or {}
-      show(
-          'result',
-          f'{len(data.get("cpu", {}).get("cores", []))} CPU cores, memory'
-          f' {data.get("memory", {}).get("usedPercent")}% used, up'
-          f' {round(data.get("uptime", {}).get("seconds", 0))} s',
-      )
-
-      step(
-          'The View names another server',
-          'A View may call only the server it was rendered from: its request'
-          ' names none, and one that tries is refused before anything is'
-          ' sent.',
-      )
-      elsewhere = await channel.handle(
-          poll(2, server=registry.server_id(CLOCK)), token=channel.token
-      )
-      show('refused', _reason(elsewhere))
-
-      step(
-          'The grant is revoked',
-          'The host ends the View (closed tab, logout); its connection is let'
-          ' go, and nothing reaches it any more.',
-      )
-      grant.revoke()
-      try:
-        await replay_to_view(grant, profile=profile, session_service=sessions)
-        show('replay of its result', 'released (unexpected)')
-      except SealedResolutionError as e:
-        show('replay of its result', f'refused: {e.fault.value}')
-      after = await channel.handle(poll(3), token=channel.token)
-      show('poll-system-stats', f'refused: {_reason(after)}')
+      return await _host_a_view(service, sessions, registry.server_id(CLOCK))
     finally:
-      await viewer.close()
-    return ids
+      await service.close()
+      await runner.close()
   finally:
     await registry.aclose()
     await _close(profile)
+
+
+async def _host_a_view(
+    service: McpAppHostService,
+    sessions: SqliteSessionService,
+    other_server: str,
+) -> tuple[str, str, str]:
+  """One turn through the host service, and its View's life."""
+  step(
+      'One turn through the host service: the model calls get-system-info',
+      'McpAppHostService.run_turn runs the turn as the caller its'
+      ' PrincipalRequest resolves to. Under the bound profile the Event'
+      ' persists a descriptor (which server and View, a reference to the'
+      ' sealed full result) and the model-facing projection of the result.',
+  )
+  created = await sessions.create_session(app_name=APP, user_id=USER)
+  key = SessionKey(APP, USER, created.id)
+  question = types.Content(role='user', parts=[types.Part(text='How is it?')])
+  events = await service.run_turn(ME, session=key, new_message=question)
+  event = next(e for e in events if e.actions.render_ui_widgets)
+  widget = event.actions.render_ui_widgets[0]
+  show('persisted widget payload keys', sorted(widget.payload))
+  show(
+      'persisted FunctionResponse keys',
+      sorted(event.get_function_responses()[0].response or {}),
+  )
+  ids = (created.id, event.id, widget.id)
+
+  step(
+      'Open the View',
+      'open_view authorizes the caller, takes the connection that produced'
+      " the result, resolves the sealed result, reads the View's HTML there"
+      ' and issues a lease: the host page keeps it, the View never sees it.',
+  )
+  opened = await _open(service, ids)
+  VIEW_DIR.mkdir(parents=True, exist_ok=True)
+  view_file = VIEW_DIR / 'system-monitor-view.html'
+  view_file.write_text(opened.view_data['html'], encoding='utf-8')
+  data_file = VIEW_DIR / 'system-monitor-view-data.json'
+  data = {k: v for k, v in opened.view_data.items() if k != 'html'}
+  data['notifications'] = opened.notifications()
+  data_file.write_text(json.dumps(data, indent=2), encoding='utf-8')
+  show('View HTML', f'{len(opened.view_data["html"].encode())} bytes; open it:')
+  say(f'     {view_file}')
+  show('what the host page sends it (hostContext, notifications)', 'in')
+  say(f'     {data_file}')
+  show('view data keys', sorted(opened.view_data))
+  show('toolInput', opened.view_data['toolInput'])
+  show('toolResult keys', sorted(opened.view_data['toolResult']))
+  show('lease', 'held by the host page only (not shown)')
+
+  async def send(
+      view: OpenedView,
+      message: dict[str, Any],
+      *,
+      lease: str | None = None,
+      token: str | None = None,
+  ) -> Any:
+    return await service.handle(
+        ME,
+        view_id=view.view_id,
+        lease=lease or view.lease,
+        request_token=token or secrets.token_urlsafe(16),
+        message=message,
+    )
+
+  step(
+      'The View calls app-only poll-system-stats',
+      "The host page passes the View's JSON-RPC on with the lease and a"
+      " fresh request token; the View's channel checks it, queues it for the"
+      " Session, re-checks what it depends on and runs it on the View's own"
+      ' connection.',
+  )
+  polled = await send(opened, _poll(1)) or {}
+  stats = (polled.get('result') or {}).get('structuredContent') or {}
+  show(
+      'result',
+      f'{len(stats.get("cpu", {}).get("cores", []))} CPU cores, memory'
+      f' {stats.get("memory", {}).get("usedPercent")}% used, up'
+      f' {round(stats.get("uptime", {}).get("seconds", 0))} s',
+  )
+
+  step(
+      'The View names another server',
+      'A View may call only the server it was rendered from: its request'
+      ' names none, and one that tries is refused before anything is sent.',
+  )
+  elsewhere = await send(opened, _poll(2, server=other_server))
+  show('refused', _reason(elsewhere))
+
+  step(
+      'A lease speaks for one View, a request token counts once',
+      'A second tab opens the same widget as a View of its own; the first'
+      " View's lease is refused for it, and a request token presented again"
+      ' is refused as a replay.',
+  )
+  second = await _open(service, ids)
+  show(
+      'lease of another View',
+      await _denied(send(second, _poll(3), lease=opened.lease)),
+  )
+  await send(opened, _poll(4), token='token-1')
+  show(
+      'request token again',
+      await _denied(send(opened, _poll(5), token='token-1')),
+  )
+  await service.close_view(
+      ME, view_id=second.view_id, lease=second.lease, acknowledged=True
+  )
+
+  step(
+      'The View is closed',
+      'The user closes the tab: the host tears the View down, its lease and'
+      ' connection are let go, and its widget is cold: a View is never'
+      ' resurrected.',
+  )
+  await service.close_view(
+      ME, view_id=opened.view_id, lease=opened.lease, acknowledged=True
+  )
+  show('poll-system-stats', f'refused: {await _denied(send(opened, _poll(6)))}')
+  show('open again', f'refused: {await _denied(_open(service, ids))}')
+  return ids
 
 
 async def _after_restart(
@@ -447,9 +496,10 @@ async def _after_restart(
 ) -> None:
   step(
       'After a restart',
-      'A View is never resurrected. The cold widget offers a refresh (the'
-      ' profile classifies get-system-info as replay-safe), "Run tool again",'
-      ' or a placeholder.',
+      'The sealed result survived in SQLite, the View did not. The cold'
+      ' widget is refreshed as a new call (the profile classifies'
+      ' get-system-info as replay-safe; another tool would be "Run tool'
+      ' again", confirmed by the user) or its result exported, audited.',
   )
   session_id, event_id, call_id = ids
   profile = await _profile(f'sqlite+aiosqlite:///{tmp / "apps.db"}')
@@ -457,22 +507,43 @@ async def _after_restart(
   registry = _registry(log, profile)
   try:
     await registry.start()
-    try:
-      await _render(registry, profile, sessions, ids)
-      show('bootstrap', 'rendered (unexpected)')
-    except BootstrapError as e:
-      show('bootstrap', f'{e.reason} (cold: {e.cold})')
-    tools = await registry.toolset(MONITOR).get_tools()
-    offer = await cold_affordance(
-        profile=profile,
-        session_service=sessions,
-        principal=await _principal(profile),
-        session=SessionKey(APP, USER, session_id),
-        event_id=event_id,
-        function_call_id=call_id,
-        current_tools=[t.raw_mcp_tool for t in tools if isinstance(t, McpTool)],
+    agent = LlmAgent(
+        name=APP, model=SystemInfoStandIn(), tools=[registry.toolset(MONITOR)]
     )
-    show('cold affordance', f'{offer.offer.value} {offer.tool_name}')
+    runner = Runner(app_name=APP, agent=agent, session_service=sessions)
+    service = _service(registry, runner)
+    try:
+      show('open_view', f'refused: {await _denied(_open(service, ids))}')
+      key = SessionKey(APP, USER, session_id)
+      refreshed = await service.run_tool_again(
+          ME, session=key, event_id=event_id, function_call_id=call_id
+      )
+      fresh = await _open(
+          service, (session_id, refreshed.event_id, refreshed.function_call_id)
+      )
+      show(
+          'cold widget',
+          f'{refreshed.offer.value} ran get-system-info as a new call; its'
+          f' new View opened ({len(fresh.view_data["html"])} bytes of HTML)',
+      )
+      exported = await service.export(
+          ME,
+          session=key,
+          event_id=event_id,
+          function_call_id=call_id,
+          operation_instance_id='demo-export',
+      )
+      audit = profile.export_audit_store
+      assert audit is not None
+      statuses = [r.status.value for r in await audit.records('demo-export')]
+      show(
+          'export',
+          f'{len(exported.body)} bytes of {exported.media_type};'
+          f' audited: {", ".join(statuses)}',
+      )
+    finally:
+      await service.close()
+      await runner.close()
   finally:
     await registry.aclose()
     await _close(profile)

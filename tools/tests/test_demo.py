@@ -94,6 +94,17 @@ def test_demo_tells_the_hosting_story_and_exits_zero() -> None:
   assert 'refused: invalid_params' in out
   assert 'get-system-info: mixed_batch' in out
   assert 'local_time: mixed_batch' in out
-  assert 'replay of its result: refused: view_not_live' in out
-  assert 'poll-system-stats: refused: view_generation_invalidated' in out
-  assert 'cold affordance: refresh get-system-info' in out
+  # The View is hosted through McpAppHostService: its lease is its own,
+  # a request token counts once, and a closed View leaves a cold widget.
+  assert 'lease of another View: lease_invalid' in out
+  assert 'request token again: replayed' in out
+  assert 'poll-system-stats: refused: lease_invalid' in out
+  assert 'open again: refused: view_unavailable (cold:' in out
+  # After the restart: refreshed as a new call, exported and audited.
+  assert 'open_view: refused: view_unavailable (cold:' in out
+  assert 'cold widget: refresh ran get-system-info as a new call' in out
+  assert re.search(
+      r'export: \d+ bytes of application/json; audited: authorized,'
+      r' released',
+      out,
+  ), out

@@ -154,13 +154,17 @@ EXPECTED_LINES = (
         "monitor: profile-bound to 'local-dev' (binding generation 1): its"
         ' app-safe connections advertise io.modelcontextprotocol/ui'
     ),
+    'turn from elsewhere: unauthenticated',
+    'ui/notifications/tool-input',
+    'ui/notifications/tool-result',
     '-32602 invalid_params',
-    "{'only_polling': 'admitted', 'counting': 'mcp_callback_failed'}",
-    'after tear_down: lease_invalid',
-    'replay after revoke: view_not_live',
-    'call after revoke: view_generation_invalidated',
-    'render again: no_reservation cold',
+    'lease of another View: lease_invalid',
+    'request token again: replayed',
+    'after close_view: lease_invalid',
+    'open again: view_unavailable cold:no_reservation',
     'Running this tool again may repeat its effects.',
+    "{'only_polling': 'admitted', 'counting': 'mcp_callback_failed'}",
+    'after restart: refresh',
 )
 
 
