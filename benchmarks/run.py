@@ -84,6 +84,7 @@ _SIZES: dict[str, dict[str, tuple[str, ...]]] = {
         'model_context.py': ('--events', '1000', '--builds', '30'),
         'append_latency.py': ('--n', '300'),
         'view_channel.py': ('--calls', '200', '--warmup', '20'),
+        'host_service.py': ('--opens', '100', '--events', '10,1000,10000'),
     },
     'smoke': {
         'mcp_calls.py': ('--calls', '3', '--warmup', '1'),
@@ -109,6 +110,7 @@ _SIZES: dict[str, dict[str, tuple[str, ...]]] = {
         'model_context.py': ('--events', '40', '--builds', '1'),
         'append_latency.py': ('--n', '3', '--warmup', '1'),
         'view_channel.py': ('--smoke',),
+        'host_service.py': ('--smoke',),
     },
 }
 _size = _SIZES['full']
@@ -175,6 +177,7 @@ def main() -> None:
   _model_context(args.rounds, pristine_src)
   _coordinated_turns(args.rounds, pristine_src)
   _view_channel(args.rounds)
+  _host_service(args.rounds)
   uri = _run(
       'uri_canonicalization.py',
       ROOT / 'src',
@@ -725,6 +728,110 @@ def _view_channel(rounds: int) -> None:
       '    (checked: exactly one terminal response per request, and the'
       " server ran each View's polls exactly once each)"
   )
+
+
+# How `_host_service` prints where opening a View goes: nesting depth and
+# label in the JSON.
+_OPEN_PARTS: tuple[tuple[int, str], ...] = (
+    (1, 'authorize'),
+    (1, 'resolve'),
+    (2, 'lifecycle_store.read'),
+    (2, 'load_event'),
+    (2, 'verify_binding_revision'),
+    (2, 'sealed_store.resolve'),
+    (1, 'read_app_resource'),
+    (2, 'hold.read_resource'),
+    (1, 'select_app_content'),
+    (1, 'ViewChannel.open'),
+    (2, 'get_session'),
+)
+
+
+def _host_service(rounds: int) -> None:
+  """Opening a View vs a raw read; as the Session grows; export (stub)."""
+  runs = [
+      _run('host_service.py', ROOT / 'src', *_size['host_service.py'])
+      for _ in range(rounds)
+  ]
+
+  def median(*path: str) -> float:
+    values = []
+    for run in runs:
+      value: Any = run
+      for key in path:
+        value = value.get(key, 0.0)
+      values.append(float(value))
+    return statistics.median(values)
+
+  raw = median('raw', 'read_us')
+  print(
+      '\nOpening a View (authorize + bootstrap_render + ViewChannel.open, the'
+      ' lease) vs one raw SDK read_resource(ui://) (conformance server over'
+      ' stdio, local_dev_profile), median microseconds'
+  )
+  print(f'  {"":<34} {"raw read":>9} {"open":>9} {"ratio":>8}')
+  for backend, label in (
+      ('memory', 'in-memory Session'),
+      ('sqlite', 'SQLite-file Session'),
+  ):
+    opened = median(backend, 'open_us')
+    print(
+        f'  {label:<34} {raw:>9,.0f} {opened:>9,.0f} {_ratio(opened, raw):>8}'
+    )
+  print('  (target: <= 2x; one open sends the server one resources/read)')
+  for backend, label in (
+      ('memory', 'in-memory'),
+      ('sqlite', 'SQLite file'),
+  ):
+    turn = median(backend, 'parts_us', 'turn')
+    print(f'  where the time goes, {label} ({turn:,.0f} us, a wrapped pass):')
+    top = 0.0
+    labels = runs[0][backend]['parts_us']
+    for depth, part in _OPEN_PARTS:
+      if part not in labels:
+        continue
+      value = median(backend, 'parts_us', part)
+      top += value if depth == 1 else 0.0
+      name = '  ' * depth + part
+      print(f'    {name:<40} {value:>9,.0f} {100 * value / turn:>5.1f}%')
+    rest = turn - top
+    print(
+        f'    {"  rest (reserve, checks, grant)":<40} {rest:>9,.0f}'
+        f' {100 * rest / turn:>5.1f}%'
+    )
+  sizes = list(runs[0]['sqlite']['growth'])
+  print(
+      '  opening a View as the SQLite-file Session grows (plain Events),'
+      ' median microseconds:'
+  )
+  print(
+      f'    {"Events":>8} {"open":>9} {"whole-Session reads":>20}'
+      '  (before issue 25: the resolver and the channel load every Event)'
+  )
+  for size in sizes:
+    print(
+        f'    {size:>8} {median("sqlite", "growth", size, "open_us"):>9,.0f}'
+        f' {median("sqlite", "growth", size, "whole_session_open_us"):>20,.0f}'
+    )
+  first, last = sizes[0], sizes[-1]
+  span = int(last) - int(first)
+  if span > 0:
+    for key, label in (
+        ('open_us', 'open'),
+        ('whole_session_open_us', 'whole-Session reads'),
+    ):
+      slope = (
+          median('sqlite', 'growth', last, key)
+          - median('sqlite', 'growth', first, key)
+      ) / span
+      print(f'    slope, {label}: {1000 * slope:,.1f} us per 1,000 Events')
+  print('  (target: flat in Session size)')
+  if runs[0].get('export') is None:
+    print(
+        '  export of 1 KB / 1 MB sealed results vs a raw SealedResultStore'
+        ' resolve, at 10 / 10,000 Events: NOT MEASURED (stub in'
+        ' benchmarks/host_service.py; needs the export resolver)'
+    )
 
 
 if __name__ == '__main__':

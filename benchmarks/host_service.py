@@ -1,0 +1,397 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Opening a View and exporting a result vs the raw reads, as Sessions grow.
+
+Run by `run.py` on the patched tree. In one process, on the conformance
+server over stdio, it times the SDK's `read_resource(VIEW_URI)` on a plain
+SDK session, then opening a View of a rendered widget: authorize +
+`bootstrap_render` + `ViewChannel.open` (the lease), on an in-memory and on
+a SQLite-file Session service. Then the SQLite Session grows to each of
+`--events` Events (plain Events through `append_event`) and opening the
+View is timed again, beside the path that reads the whole Session (the
+resolver without `get_event`, plus a full `get_session`, as before issue
+25). Export is a marked stub until the export resolver lands. Prints one
+JSON object. Design and numbers: docs/decisions/issue25-bench.md.
+
+Example:
+
+  python benchmarks/host_service.py --opens 50 --events 10,1000,10000
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+from pathlib import Path
+import sys
+import tempfile
+import time
+from typing import Any
+from typing import Optional
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.dont_write_bytecode = False  # As ui_call_end_to_end.py: compile once.
+sys.path.insert(0, str(ROOT / 'tests' / 'integration' / 'fixtures'))
+# The tests' scripted model; appended so nothing there shadows a module.
+sys.path.append(str(ROOT / 'tests' / 'integration' / 'mcp_apps'))
+
+# pylint: disable=g-import-not-at-top
+from batch_calls import _server
+from mcp_apps_conformance_server import names
+from mcp_calls import _median_us
+from ui_call_end_to_end import _Parts
+from ui_call_end_to_end import _wrapped
+
+APP = 'bench'
+USER = 'u'
+TOOLSET = 'conformance'
+TOOL = names.SIDE_EFFECT
+URI = names.VIEW_URI
+
+
+async def _raw(log: Path, opens: int, warmup: int) -> dict[str, float]:
+  from mcp import ClientSession
+  from mcp.client.stdio import stdio_client
+
+  async with stdio_client(_server(log)) as (read, write):
+    async with ClientSession(read, write) as session:
+      await session.initialize()
+      assert (await session.read_resource(URI)).contents
+      return {
+          'read_us': await _median_us(
+              lambda: session.read_resource(URI), opens, warmup
+          )
+      }
+
+
+class _WholeSession:
+  """A Session service seen without `get_event`: the resolver falls back to
+  loading the whole Session, as it did before issue 25."""
+
+  def __init__(self, service: Any) -> None:
+    self._service = service
+
+  def __getattr__(self, name: str) -> Any:
+    if name == 'get_event':
+      raise AttributeError(name)
+    return getattr(self._service, name)
+
+
+class _Host:
+  """A bound registry, a Runner over one Session service, one widget."""
+
+  def __init__(self, log: Path, sessions: Any) -> None:
+    # pylint: disable=g-import-not-at-top
+    from google.adk.agents.llm_agent import LlmAgent
+    from google.adk.mcp_apps import local_dev_profile
+    from google.adk.mcp_apps import McpAppBindingRegistry
+    from google.adk.mcp_apps import McpToolsetSpec
+    from google.adk.runners import Runner
+    from google.adk.tools.mcp_tool import StdioConnectionParams
+    from scripted_llm import ScriptedLlm
+
+    self.profile = local_dev_profile()
+    self.registry = McpAppBindingRegistry(
+        {
+            TOOLSET: McpToolsetSpec(
+                connection_params=StdioConnectionParams(
+                    server_params=_server(log), timeout=60.0
+                )
+            )
+        },
+        self.profile,
+        allow_dev_providers=True,
+    )
+    self.sessions = sessions
+    self.runner = Runner(
+        app_name=APP,
+        agent=LlmAgent(
+            name='bench_agent',
+            model=ScriptedLlm(steps=[[(TOOL, {'key': 'render'})]]),
+            tools=[self.registry.toolset(TOOLSET)],
+        ),
+        session_service=sessions,
+    )
+    self.principal: Any = None
+    self.session_id = ''
+    self.event_id = ''
+    self.call_id = ''
+    self._last: Any = None
+
+  async def start(self) -> None:
+    # pylint: disable=g-import-not-at-top
+    from google.adk.mcp_apps import PrincipalRequest
+    from google.genai import types
+
+    await self.registry.start()
+    resolver = self.profile.principal_resolver
+    assert resolver is not None  # local_dev_profile() supplies one.
+    self.principal = await resolver.resolve(
+        PrincipalRequest(client_host='127.0.0.1')
+    )
+    session = await self.sessions.create_session(app_name=APP, user_id=USER)
+    self.session_id = str(session.id)
+    async for _ in self.runner.run_async(
+        user_id=USER,
+        session_id=self.session_id,
+        new_message=types.Content(role='user', parts=[types.Part(text='go')]),
+    ):
+      pass
+    stored = await self.sessions.get_session(
+        app_name=APP, user_id=USER, session_id=self.session_id
+    )
+    event = [e for e in stored.events if e.actions.render_ui_widgets][-1]
+    (widget,) = list(event.actions.render_ui_widgets or ())
+    self.event_id, self.call_id = event.id, widget.id
+
+  async def close(self) -> None:
+    if self._last is not None:
+      self._last.revoke()
+    await self.runner.close()
+    await self.registry.aclose()
+
+  async def grow(self, events: int) -> int:
+    """Appends plain Events until the Session holds `events`; its size."""
+    # pylint: disable=g-import-not-at-top
+    from google.adk.events.event import Event
+    from google.genai import types
+
+    session = await self.sessions.get_session(
+        app_name=APP, user_id=USER, session_id=self.session_id
+    )
+    for n in range(len(session.events), events):
+      await self.sessions.append_event(
+          session,
+          Event(
+              author='user',
+              invocation_id=f'fill-{n}',
+              content=types.Content(
+                  role='user', parts=[types.Part(text=f'message {n} ' * 8)]
+              ),
+          ),
+      )
+    return len(session.events)
+
+  def rearm(self) -> None:
+    """Untimed: the widget's render reservation, again, for the next open.
+
+    The reservation is one-shot (issue 25 makes a second View possible);
+    the benchmark puts a new hold on the same generation, as the widget's
+    call did, and revokes the previous View's grant.
+    """
+    # pylint: disable=g-import-not-at-top
+    from google.adk.mcp_apps import SessionKey
+    from google.adk.mcp_apps.affinity.generations import HoldKind
+    from google.adk.mcp_apps.bootstrap.render import view_hold
+
+    if self._last is None:
+      return
+    generation = view_hold(self._last).generation
+    self.registry.render_reservations.put(
+        TOOLSET,
+        SessionKey(APP, USER, self.session_id),
+        self.call_id,
+        generation.hold(HoldKind.RESERVATION),
+    )
+    self._last.revoke()
+    self._last = None
+
+  async def open_view(self, whole_session: bool = False) -> Any:
+    """Authorize + `bootstrap_render` + `ViewChannel.open` (the lease).
+
+    `whole_session`: the reads as before issue 25 (the resolver loads the
+    whole Session to find the Event; the channel loads it again).
+    """
+    # pylint: disable=g-import-not-at-top
+    from google.adk.mcp_apps import bootstrap_render
+    from google.adk.mcp_apps import SessionKey
+    from google.adk.mcp_apps import ViewChannel
+
+    key = SessionKey(APP, USER, self.session_id)
+    document = await bootstrap_render(
+        registry=self.registry,
+        profile=self.profile,
+        session_service=(
+            _WholeSession(self.sessions) if whole_session else self.sessions
+        ),
+        principal=self.principal,
+        session=key,
+        toolset_id=TOOLSET,
+        event_id=self.event_id,
+        function_call_id=self.call_id,
+    )
+    self._last = document.grant
+    if whole_session:
+      await self.sessions.get_session(
+          app_name=APP, user_id=USER, session_id=self.session_id
+      )
+    channel = await ViewChannel.open(
+        document,
+        principal=self.principal,
+        registry=self.registry,
+        runner=self.runner,
+    )
+    assert channel.token and document.html
+    return channel
+
+
+def _targets(host: _Host) -> list[tuple[Any, str, str]]:
+  """What the "where the time goes" pass wraps (this process only)."""
+  # pylint: disable=g-import-not-at-top
+  from google.adk.mcp_apps.affinity.generations import GenerationHold
+  from google.adk.mcp_apps.bootstrap import render
+  from google.adk.mcp_apps.operations.view_channel import ViewChannel
+  from google.adk.mcp_apps.sealing import resolver
+
+  profile = host.profile
+  return [
+      (type(profile.session_authorizer), 'authorize', 'authorize'),
+      (resolver.GatedResultResolver, 'resolve', 'resolve'),
+      (
+          type(profile.session_lifecycle_store),
+          'read',
+          'lifecycle_store.read',
+      ),
+      (resolver.GatedResultResolver, 'load_event', 'load_event'),
+      (resolver, 'verify_binding_revision', 'verify_binding_revision'),
+      (type(profile.sealed_result_store), 'resolve', 'sealed_store.resolve'),
+      (render, 'read_app_resource', 'read_app_resource'),
+      (GenerationHold, 'read_resource', 'hold.read_resource'),
+      (render, 'select_app_content', 'select_app_content'),
+      (ViewChannel, 'open', 'ViewChannel.open'),
+      (type(host.sessions), 'get_session', 'get_session'),
+  ]
+
+
+async def _time_open(
+    host: _Host, opens: int, warmup: int, whole_session: bool = False
+) -> float:
+  samples: list[float] = []
+  for n in range(warmup + opens):
+    host.rearm()
+    start = time.perf_counter_ns()
+    await host.open_view(whole_session)
+    if n >= warmup:
+      samples.append((time.perf_counter_ns() - start) / 1000)
+  samples.sort()
+  return samples[len(samples) // 2]
+
+
+async def _parts(host: _Host, n: int) -> dict[str, float]:
+  with _wrapped(_Parts(), _targets(host)) as parts:
+    for _ in range(n):
+      host.rearm()
+      start = time.perf_counter_ns()
+      await host.open_view()
+      parts.end_turn((time.perf_counter_ns() - start) / 1000)
+  medians: dict[str, float] = parts.medians()
+  return medians
+
+
+async def _host(
+    log: Path, sessions: Any, args: argparse.Namespace, grow: bool
+) -> dict[str, Any]:
+  host = _Host(log, sessions)
+  await host.start()
+  try:
+    found: dict[str, Any] = {
+        'open_us': await _time_open(host, args.opens, args.warmup),
+        'parts_us': await _parts(host, max(1, args.opens // 2)),
+    }
+    if grow:
+      found['growth'] = {}
+      for events in (int(n) for n in args.events.split(',')):
+        size = await host.grow(events)
+        found['growth'][str(size)] = {
+            'open_us': await _time_open(host, args.grown_opens, 1),
+            'whole_session_open_us': await _time_open(
+                host, args.whole_opens, 1, whole_session=True
+            ),
+        }
+    return found
+  finally:
+    await host.close()
+
+
+def _export_stub() -> Optional[dict[str, Any]]:
+  """STUB (the lead fills it): export of 1 KB and 1 MB sealed results vs a
+  raw `SealedResultStore.resolve`, and at 10 / 10,000 Events.
+
+  Needs the export resolver (`host/export.py`, issue 25), which had not
+  landed when this benchmark was written. None prints as "not measured".
+  """
+  return None
+
+
+async def _run(args: argparse.Namespace) -> dict[str, Any]:
+  # pylint: disable=g-import-not-at-top
+  from google.adk.sessions.in_memory_session_service import InMemorySessionService
+  from google.adk.sessions.sqlite_session_service import SqliteSessionService
+
+  with tempfile.TemporaryDirectory() as tmp:
+    raw = await _raw(Path(tmp) / 'raw.jsonl', args.opens, args.warmup)
+    memory = await _host(
+        Path(tmp) / 'memory.jsonl', InMemorySessionService(), args, False
+    )
+    sqlite = await _host(
+        Path(tmp) / 'sqlite.jsonl',
+        SqliteSessionService(str(Path(tmp) / 'sessions.db')),
+        args,
+        True,
+    )
+  return {
+      'raw': raw,
+      'memory': memory,
+      'sqlite': sqlite,
+      'export': _export_stub(),
+  }
+
+
+def main() -> None:
+  parser = argparse.ArgumentParser(description=__doc__)
+  parser.add_argument('--opens', type=int, default=100)
+  parser.add_argument('--warmup', type=int, default=10)
+  parser.add_argument(
+      '--grown-opens',
+      type=int,
+      default=15,
+      help='opens timed at each Session size (each way)',
+  )
+  parser.add_argument(
+      '--whole-opens',
+      type=int,
+      default=5,
+      help='opens timed at each size reading the whole Session, as before',
+  )
+  parser.add_argument(
+      '--events',
+      default='10,1000,10000',
+      help='comma-separated, ascending: the Session sizes timed',
+  )
+  parser.add_argument(
+      '--smoke', action='store_true', help='a few opens, small Sessions'
+  )
+  args = parser.parse_args()
+  if args.smoke:
+    args.opens, args.warmup, args.grown_opens, args.whole_opens = 3, 1, 2, 2
+    args.events = '10,40'
+  logging.disable(logging.WARNING)
+  print(json.dumps(asyncio.run(_run(args))))
+
+
+if __name__ == '__main__':
+  main()
