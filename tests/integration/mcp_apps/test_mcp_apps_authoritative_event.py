@@ -34,6 +34,7 @@ from google.adk.mcp_apps.contracts.scope import SessionKey
 from google.adk.mcp_apps.sealing.resolver import GatedResultResolver
 from google.adk.mcp_apps.sealing.resolver import ResolutionFault
 from google.adk.mcp_apps.sealing.resolver import SealedResolutionError
+from google.adk.mcp_apps.sealing.resolver import ViewBinding
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.adk.tools.mcp_tool import StdioConnectionParams
@@ -42,6 +43,7 @@ from mcp_apps_conformance_server import names
 import pytest
 from sealing_support import APP
 from sealing_support import bound_stack
+from sealing_support import TOOLSET
 from sealing_support import USER
 from sealing_support import widget_event
 
@@ -101,17 +103,25 @@ async def test_resolver_releases_the_same_by_event_id_as_from_whole_session(
           ),
       )
     key = st.key(sid)
+    server_id = st.registry.server_id(TOOLSET)
     by_id = GatedResultResolver(st.profile, service)
     whole = GatedResultResolver(st.profile, _WithoutGetEvent(service))
     calls = [w.id for w in event.actions.render_ui_widgets]
+
+    def view(event_id: str, call_id: str) -> ViewBinding:
+      return ViewBinding(TOOLSET, server_id, event_id, call_id)
+
     released = []
     for call_id in calls:
-      one = await by_id.resolve(
-          key, event_id=event.id, function_call_id=call_id
-      )
-      other = await whole.resolve(
-          key, event_id=event.id, function_call_id=call_id
-      )
+      one, other = [
+          await resolver.resolve(
+              key,
+              event_id=event.id,
+              function_call_id=call_id,
+              view=view(event.id, call_id),
+          )
+          for resolver in (by_id, whole)
+      ]
       assert one.event == other.event
       assert (one.reference, one.scope, one.descriptor) == (
           other.reference,
@@ -124,13 +134,18 @@ async def test_resolver_releases_the_same_by_event_id_as_from_whole_session(
     refused = [
         [
             await _fault(
-                resolver, key, event_id="no-such-event", function_call_id=c
+                resolver,
+                key,
+                event_id="no-such-event",
+                function_call_id=c,
+                view=view("no-such-event", c),
             ),
             await _fault(
                 resolver,
                 SessionKey(APP, "mallory", sid),
                 event_id=event.id,
                 function_call_id=c,
+                view=view(event.id, c),
             ),
         ]
         for resolver in (by_id, whole)
