@@ -91,8 +91,24 @@ class _WholeSession:
     return getattr(self._service, name)
 
 
+def _service_class() -> Any:
+  """`McpAppHostService` when this tree has it (issue 25), else None."""
+  try:
+    # pylint: disable-next=g-import-not-at-top
+    from google.adk.mcp_apps.host import service
+  except ImportError:
+    return None
+  return getattr(service, 'McpAppHostService', None)
+
+
 class _Host:
-  """A bound registry, a Runner over one Session service, one widget."""
+  """A bound registry, a Runner over one Session service, one widget.
+
+  With `McpAppHostService` present, the widget's turn runs and its Views
+  open through the service (`run_turn`, `open_view`, `close_view`);
+  otherwise through its parts (a Runner turn, `bootstrap_render`,
+  `ViewChannel.open`).
+  """
 
   def __init__(self, log: Path, sessions: Any) -> None:
     # pylint: disable=g-import-not-at-top
@@ -127,30 +143,43 @@ class _Host:
         session_service=sessions,
     )
     self.principal: Any = None
+    self.request: Any = None
     self.session_id = ''
     self.event_id = ''
     self.call_id = ''
     self._last: Any = None
+    self._opened: Any = None
+    service = _service_class()
+    self.service: Any = (
+        None if service is None else service(self.registry, self.runner)
+    )
 
   async def start(self) -> None:
     # pylint: disable=g-import-not-at-top
     from google.adk.mcp_apps import PrincipalRequest
     from google.genai import types
 
+    from google.adk.mcp_apps import SessionKey
+
     await self.registry.start()
     resolver = self.profile.principal_resolver
     assert resolver is not None  # local_dev_profile() supplies one.
-    self.principal = await resolver.resolve(
-        PrincipalRequest(client_host='127.0.0.1')
-    )
+    self.request = PrincipalRequest(client_host='127.0.0.1')
+    self.principal = await resolver.resolve(self.request)
     session = await self.sessions.create_session(app_name=APP, user_id=USER)
     self.session_id = str(session.id)
-    async for _ in self.runner.run_async(
-        user_id=USER,
-        session_id=self.session_id,
-        new_message=types.Content(role='user', parts=[types.Part(text='go')]),
-    ):
-      pass
+    message = types.Content(role='user', parts=[types.Part(text='go')])
+    if self.service is not None:
+      await self.service.run_turn(
+          self.request,
+          session=SessionKey(APP, USER, self.session_id),
+          new_message=message,
+      )
+    else:
+      async for _ in self.runner.run_async(
+          user_id=USER, session_id=self.session_id, new_message=message
+      ):
+        pass
     stored = await self.sessions.get_session(
         app_name=APP, user_id=USER, session_id=self.session_id
     )
@@ -159,6 +188,7 @@ class _Host:
     self.event_id, self.call_id = event.id, widget.id
 
   async def close(self) -> None:
+    await self.settle()
     if self._last is not None:
       self._last.revoke()
     await self.runner.close()
@@ -185,6 +215,32 @@ class _Host:
           ),
       )
     return len(session.events)
+
+  async def settle(self) -> None:
+    """Untimed: closes the View the service opened last, if any."""
+    opened, self._opened = self._opened, None
+    if opened is not None:
+      await self.service.close_view(
+          self.request,
+          view_id=opened.view_id,
+          lease=opened.lease,
+          acknowledged=True,
+      )
+
+  async def open_service_view(self) -> Any:
+    """`McpAppHostService.open_view`: authorize, bootstrap, lease, channel."""
+    # pylint: disable-next=g-import-not-at-top
+    from google.adk.mcp_apps import SessionKey
+
+    self._opened = await self.service.open_view(
+        self.request,
+        session=SessionKey(APP, USER, self.session_id),
+        toolset_id=TOOLSET,
+        event_id=self.event_id,
+        function_call_id=self.call_id,
+    )
+    assert self._opened.lease and self._opened.view_data['html']
+    return self._opened
 
   def rearm(self) -> None:
     """Untimed: the widget's render reservation, again, for the next open.
@@ -277,14 +333,24 @@ def _targets(host: _Host) -> list[tuple[Any, str, str]]:
   ]
 
 
+async def _open_once(host: _Host, mode: str) -> Any:
+  if mode == 'service':
+    return await host.open_service_view()
+  return await host.open_view(whole_session=mode == 'whole')
+
+
 async def _time_open(
-    host: _Host, opens: int, warmup: int, whole_session: bool = False
+    host: _Host, opens: int, warmup: int, mode: str = 'parts'
 ) -> float:
+  """The median open, in microseconds; `mode` is `parts` (bootstrap_render
+  + ViewChannel.open), `service` (`McpAppHostService.open_view`) or
+  `whole` (the parts, reading the whole Session as before issue 25)."""
   samples: list[float] = []
   for n in range(warmup + opens):
+    await host.settle()
     host.rearm()
     start = time.perf_counter_ns()
-    await host.open_view(whole_session)
+    await _open_once(host, mode)
     if n >= warmup:
       samples.append((time.perf_counter_ns() - start) / 1000)
   samples.sort()
@@ -294,6 +360,7 @@ async def _time_open(
 async def _parts(host: _Host, n: int) -> dict[str, float]:
   with _wrapped(_Parts(), _targets(host)) as parts:
     for _ in range(n):
+      await host.settle()
       host.rearm()
       start = time.perf_counter_ns()
       await host.open_view()
@@ -307,21 +374,30 @@ async def _host(
 ) -> dict[str, Any]:
   host = _Host(log, sessions)
   await host.start()
+  service = host.service is not None
   try:
     found: dict[str, Any] = {
         'open_us': await _time_open(host, args.opens, args.warmup),
         'parts_us': await _parts(host, max(1, args.opens // 2)),
     }
+    if service:
+      found['service_open_us'] = await _time_open(
+          host, args.opens, args.warmup, 'service'
+      )
     if grow:
       found['growth'] = {}
       for events in (int(n) for n in args.events.split(',')):
         size = await host.grow(events)
-        found['growth'][str(size)] = {
+        found['growth'][str(size)] = at_size = {
             'open_us': await _time_open(host, args.grown_opens, 1),
             'whole_session_open_us': await _time_open(
-                host, args.whole_opens, 1, whole_session=True
+                host, args.whole_opens, 1, 'whole'
             ),
         }
+        if service:
+          at_size['service_open_us'] = await _time_open(
+              host, args.grown_opens, 1, 'service'
+          )
     return found
   finally:
     await host.close()
