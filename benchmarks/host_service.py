@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import logging
 from pathlib import Path
@@ -110,17 +111,26 @@ class _Host:
   `ViewChannel.open`).
   """
 
-  def __init__(self, log: Path, sessions: Any) -> None:
+  def __init__(
+      self, log: Path, sessions: Any, export_sizes: tuple[int, ...] = ()
+  ) -> None:
     # pylint: disable=g-import-not-at-top
     from google.adk.agents.llm_agent import LlmAgent
     from google.adk.mcp_apps import local_dev_profile
+    from google.adk.mcp_apps.contracts.local_dev import LocalDevSessionAuthorizer
     from google.adk.mcp_apps import McpAppBindingRegistry
     from google.adk.mcp_apps import McpToolsetSpec
     from google.adk.runners import Runner
     from google.adk.tools.mcp_tool import StdioConnectionParams
     from scripted_llm import ScriptedLlm
 
-    self.profile = local_dev_profile()
+    # Views for every Session; exports too (the export resolver's purpose).
+    self.profile = local_dev_profile(
+        session_authorizer=LocalDevSessionAuthorizer(allow_export=True)
+    )
+    self.export_sizes = export_sizes
+    self.exported: dict[int, str] = {}  # text bytes -> function-call id
+    self.export_event_id = ''
     self.registry = McpAppBindingRegistry(
         {
             TOOLSET: McpToolsetSpec(
@@ -133,11 +143,12 @@ class _Host:
         allow_dev_providers=True,
     )
     self.sessions = sessions
+    self.llm = ScriptedLlm(steps=[[(TOOL, {'key': 'render'})]])
     self.runner = Runner(
         app_name=APP,
         agent=LlmAgent(
             name='bench_agent',
-            model=ScriptedLlm(steps=[[(TOOL, {'key': 'render'})]]),
+            model=self.llm,
             tools=[self.registry.toolset(TOOLSET)],
         ),
         session_service=sessions,
@@ -157,9 +168,6 @@ class _Host:
   async def start(self) -> None:
     # pylint: disable=g-import-not-at-top
     from google.adk.mcp_apps import PrincipalRequest
-    from google.genai import types
-
-    from google.adk.mcp_apps import SessionKey
 
     await self.registry.start()
     resolver = self.profile.principal_resolver
@@ -168,24 +176,66 @@ class _Host:
     self.principal = await resolver.resolve(self.request)
     session = await self.sessions.create_session(app_name=APP, user_id=USER)
     self.session_id = str(session.id)
+    event = await self._turn()
+    (widget,) = list(event.actions.render_ui_widgets or ())
+    self.event_id, self.call_id = event.id, widget.id
+    if self.export_sizes:
+      # A second turn: one sealed result of each size, for export.
+      self.llm.steps = [
+          [(names.SIZED_RESULT, {'text_bytes': n}) for n in self.export_sizes]
+      ]
+      event = await self._turn()
+      self.export_event_id = event.id
+      for widget in event.actions.render_ui_widgets or ():
+        resolved = await self.gated_resolve(widget.id)
+        text = resolved.full_result()['content'][0]['text']
+        self.exported[len(text)] = widget.id
+
+  async def _turn(self) -> Any:
+    """One user turn; the stored Event of its widgets."""
+    # pylint: disable=g-import-not-at-top
+    from google.adk.mcp_apps import SessionKey
+    from google.genai import types
+
     message = types.Content(role='user', parts=[types.Part(text='go')])
     if self.service is not None:
-      await self.service.run_turn(
+      events = await self.service.run_turn(
           self.request,
           session=SessionKey(APP, USER, self.session_id),
           new_message=message,
       )
     else:
-      async for _ in self.runner.run_async(
-          user_id=USER, session_id=self.session_id, new_message=message
-      ):
-        pass
+      events = [
+          e
+          async for e in self.runner.run_async(
+              user_id=USER, session_id=self.session_id, new_message=message
+          )
+      ]
+    (made,) = [e for e in events if e.actions.render_ui_widgets]
     stored = await self.sessions.get_session(
         app_name=APP, user_id=USER, session_id=self.session_id
     )
-    event = [e for e in stored.events if e.actions.render_ui_widgets][-1]
-    (widget,) = list(event.actions.render_ui_widgets or ())
-    self.event_id, self.call_id = event.id, widget.id
+    (found,) = [e for e in stored.events if e.id == made.id]
+    return found
+
+  async def gated_resolve(self, call_id: str) -> Any:
+    """The gated resolver's release of an exported call (a View's ask)."""
+    # pylint: disable=g-import-not-at-top
+    from google.adk.mcp_apps import SessionKey
+    from google.adk.mcp_apps.sealing.resolver import GatedResultResolver
+    from google.adk.mcp_apps.sealing.resolver import ViewBinding
+
+    return await GatedResultResolver(self.profile, self.sessions).resolve(
+        SessionKey(APP, USER, self.session_id),
+        event_id=self.export_event_id,
+        function_call_id=call_id,
+        view=ViewBinding(
+            TOOLSET,
+            self.registry.server_id(TOOLSET),
+            self.export_event_id,
+            call_id,
+        ),
+    )
 
   async def close(self) -> None:
     await self.settle()
@@ -372,7 +422,8 @@ async def _parts(host: _Host, n: int) -> dict[str, float]:
 async def _host(
     log: Path, sessions: Any, args: argparse.Namespace, grow: bool
 ) -> dict[str, Any]:
-  host = _Host(log, sessions)
+  sizes = tuple(int(n) for n in args.export_bytes.split(',')) if grow else ()
+  host = _Host(log, sessions, export_sizes=sizes)
   await host.start()
   service = host.service is not None
   try:
@@ -398,19 +449,74 @@ async def _host(
           at_size['service_open_us'] = await _time_open(
               host, args.grown_opens, 1, 'service'
           )
+        at_size['export'] = await _exports(host, args.exports, 1)
     return found
   finally:
     await host.close()
 
 
-def _export_stub() -> Optional[dict[str, Any]]:
-  """STUB (the lead fills it): export of 1 KB and 1 MB sealed results vs a
-  raw `SealedResultStore.resolve`, and at 10 / 10,000 Events.
+def _export_class() -> Any:
+  """The export resolver when this tree has it (issue 25), else None."""
+  try:
+    # pylint: disable-next=g-import-not-at-top
+    from google.adk.mcp_apps.host import export
+  except ImportError:
+    return None
+  return getattr(export, 'ExportResolver', None)
 
-  Needs the export resolver (`host/export.py`, issue 25), which had not
-  landed when this benchmark was written. None prints as "not measured".
-  """
-  return None
+
+async def _exports(
+    host: _Host, n: int, warmup: int
+) -> Optional[dict[str, Any]]:
+  """Each sealed result's export vs a raw `SealedResultStore.resolve` of
+  its record, median microseconds; None without the export resolver."""
+  resolver_class = _export_class()
+  if resolver_class is None or not host.exported:
+    return None
+  # pylint: disable=g-import-not-at-top
+  from google.adk.mcp_apps import SessionKey
+  from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultRef
+  from google.adk.mcp_apps.host.export import ExportLimits
+
+  # No byte or rate limit gets in the way of timing.
+  unlimited = ExportLimits(
+      max_bytes=1 << 30, max_per_principal=1 << 30, max_per_session=1 << 30
+  )
+  resolver = resolver_class(
+      profile=host.profile, session_service=host.sessions, limits=unlimited
+  )
+  store = host.profile.sealed_result_store
+  key = SessionKey(APP, USER, host.session_id)
+  ops = itertools.count()
+  found: dict[str, Any] = {}
+  try:
+    for size, call_id in sorted(host.exported.items()):
+      resolved = await host.gated_resolve(call_id)
+      ref = SealedResultRef(
+          resolved.reference.record_id, resolved.reference.schema_version
+      )
+
+      async def raw(scope: Any = resolved.scope, ref: Any = ref) -> None:
+        envelope = await store.resolve(scope, ref)
+        assert envelope.sealed_result
+
+      async def export(call_id: str = call_id, size: int = size) -> None:
+        result = await resolver.export(
+            principal=host.principal,
+            session=key,
+            event_id=host.export_event_id,
+            function_call_id=call_id,
+            operation_instance_id=f'bench-export-{next(ops)}',
+        )
+        assert len(result.body) > size
+
+      found[str(size)] = {
+          'raw_us': await _median_us(raw, n, warmup),
+          'export_us': await _median_us(export, n, warmup),
+      }
+  finally:
+    resolver.close()
+  return found
 
 
 async def _run(args: argparse.Namespace) -> dict[str, Any]:
@@ -429,12 +535,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         args,
         True,
     )
-  return {
-      'raw': raw,
-      'memory': memory,
-      'sqlite': sqlite,
-      'export': _export_stub(),
-  }
+  return {'raw': raw, 'memory': memory, 'sqlite': sqlite}
 
 
 def main() -> None:
@@ -459,11 +560,23 @@ def main() -> None:
       help='comma-separated, ascending: the Session sizes timed',
   )
   parser.add_argument(
+      '--export-bytes',
+      default='1024,1048576',
+      help='comma-separated: the text sizes of the exported sealed results',
+  )
+  parser.add_argument(
+      '--exports',
+      type=int,
+      default=30,
+      help='exports timed per result and Session size (each way)',
+  )
+  parser.add_argument(
       '--smoke', action='store_true', help='a few opens, small Sessions'
   )
   args = parser.parse_args()
   if args.smoke:
     args.opens, args.warmup, args.grown_opens, args.whole_opens = 3, 1, 2, 2
+    args.exports = 2
     args.events = '10,40'
   logging.disable(logging.WARNING)
   print(json.dumps(asyncio.run(_run(args))))

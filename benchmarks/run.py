@@ -846,12 +846,43 @@ def _host_service(rounds: int) -> None:
       ) / span
       print(f'    slope, {label}: {1000 * slope:,.1f} us per 1,000 Events')
   print('  (target: flat in Session size)')
-  if runs[0].get('export') is None:
+  exports = runs[0]['sqlite']['growth'][first].get('export')
+  if exports is None:
     print(
-        '  export of 1 KB / 1 MB sealed results vs a raw SealedResultStore'
-        ' resolve, at 10 / 10,000 Events: NOT MEASURED (stub in'
-        ' benchmarks/host_service.py; needs the export resolver)'
+        '  export of 1 KiB / 1 MiB sealed results: NOT MEASURED (this tree'
+        ' has no host.export.ExportResolver)'
     )
+    return
+  print(
+      '  export (ExportResolver.export: authorize, authoritative Event,'
+      ' durable audit, recheck, canonical body) vs a raw'
+      ' SealedResultStore.resolve of the same record, SQLite-file Session,'
+      ' local_dev stores, median microseconds:'
+  )
+  print(
+      f'    {"Events":>8} {"result":>9} {"raw store":>10} {"export":>9}'
+      f' {"ratio":>9}'
+  )
+  for size in sizes:
+    for result in exports:
+      raw_us = median('sqlite', 'growth', size, 'export', result, 'raw_us')
+      export_us = median(
+          'sqlite', 'growth', size, 'export', result, 'export_us'
+      )
+      print(
+          f'    {size:>8} {int(result):>9,} {raw_us:>10,.0f}'
+          f' {export_us:>9,.0f} {_ratio(export_us, raw_us):>9}'
+      )
+  if span > 0:
+    for result in exports:
+      slope = (
+          median('sqlite', 'growth', last, 'export', result, 'export_us')
+          - median('sqlite', 'growth', first, 'export', result, 'export_us')
+      ) / span
+      print(
+          f'    slope, export of {int(result):,} bytes:'
+          f' {1000 * slope:,.1f} us per 1,000 Events'
+      )
 
 
 if __name__ == '__main__':
