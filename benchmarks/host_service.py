@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import itertools
 import json
 import logging
@@ -95,8 +96,7 @@ class _WholeSession:
 def _service_class() -> Any:
   """`McpAppHostService` when this tree has it (issue 25), else None."""
   try:
-    # pylint: disable-next=g-import-not-at-top
-    from google.adk.mcp_apps.host import service
+    service = importlib.import_module('google.adk.mcp_apps.host.service')
   except ImportError:
     return None
   return getattr(service, 'McpAppHostService', None)
@@ -117,9 +117,9 @@ class _Host:
     # pylint: disable=g-import-not-at-top
     from google.adk.agents.llm_agent import LlmAgent
     from google.adk.mcp_apps import local_dev_profile
-    from google.adk.mcp_apps.contracts.local_dev import LocalDevSessionAuthorizer
     from google.adk.mcp_apps import McpAppBindingRegistry
     from google.adk.mcp_apps import McpToolsetSpec
+    from google.adk.mcp_apps.contracts.local_dev import LocalDevSessionAuthorizer
     from google.adk.runners import Runner
     from google.adk.tools.mcp_tool import StdioConnectionParams
     from scripted_llm import ScriptedLlm
@@ -439,7 +439,7 @@ async def _host(
       found['growth'] = {}
       for events in (int(n) for n in args.events.split(',')):
         size = await host.grow(events)
-        found['growth'][str(size)] = at_size = {
+        at_size: dict[str, Any] = {
             'open_us': await _time_open(host, args.grown_opens, 1),
             'whole_session_open_us': await _time_open(
                 host, args.whole_opens, 1, 'whole'
@@ -450,19 +450,20 @@ async def _host(
               host, args.grown_opens, 1, 'service'
           )
         at_size['export'] = await _exports(host, args.exports, 1)
+        found['growth'][str(size)] = at_size
     return found
   finally:
     await host.close()
 
 
-def _export_class() -> Any:
-  """The export resolver when this tree has it (issue 25), else None."""
+def _export_module() -> Any:
+  """`host.export` (the export resolver) when this tree has it (issue 25),
+  else None."""
   try:
-    # pylint: disable-next=g-import-not-at-top
-    from google.adk.mcp_apps.host import export
+    export = importlib.import_module('google.adk.mcp_apps.host.export')
   except ImportError:
     return None
-  return getattr(export, 'ExportResolver', None)
+  return export
 
 
 async def _exports(
@@ -470,22 +471,22 @@ async def _exports(
 ) -> Optional[dict[str, Any]]:
   """Each sealed result's export vs a raw `SealedResultStore.resolve` of
   its record, median microseconds; None without the export resolver."""
-  resolver_class = _export_class()
-  if resolver_class is None or not host.exported:
+  export_module = _export_module()
+  if export_module is None or not host.exported:
     return None
   # pylint: disable=g-import-not-at-top
   from google.adk.mcp_apps import SessionKey
   from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultRef
-  from google.adk.mcp_apps.host.export import ExportLimits
 
   # No byte or rate limit gets in the way of timing.
-  unlimited = ExportLimits(
+  unlimited = export_module.ExportLimits(
       max_bytes=1 << 30, max_per_principal=1 << 30, max_per_session=1 << 30
   )
-  resolver = resolver_class(
+  resolver = export_module.ExportResolver(
       profile=host.profile, session_service=host.sessions, limits=unlimited
   )
   store = host.profile.sealed_result_store
+  assert store is not None  # local_dev_profile() supplies one.
   key = SessionKey(APP, USER, host.session_id)
   ops = itertools.count()
   found: dict[str, Any] = {}
