@@ -39,6 +39,7 @@ import itertools
 import json
 import logging
 from pathlib import Path
+import statistics
 import sys
 import tempfile
 import time
@@ -112,7 +113,11 @@ class _Host:
   """
 
   def __init__(
-      self, log: Path, sessions: Any, export_sizes: tuple[int, ...] = ()
+      self,
+      log: Path,
+      sessions: Any,
+      export_sizes: tuple[int, ...] = (),
+      baseline: bool = False,
   ) -> None:
     # pylint: disable=g-import-not-at-top
     from google.adk.agents.llm_agent import LlmAgent
@@ -129,6 +134,9 @@ class _Host:
         session_authorizer=LocalDevSessionAuthorizer(allow_export=True)
     )
     self.export_sizes = export_sizes
+    # A second widget in a Session that never grows, timed in turns with
+    # the growing one: a drift of the machine shows in both.
+    self.baseline = baseline
     self.exported: dict[int, str] = {}  # text bytes -> function-call id
     self.export_event_id = ''
     self.registry = McpAppBindingRegistry(
@@ -158,6 +166,7 @@ class _Host:
     self.session_id = ''
     self.event_id = ''
     self.call_id = ''
+    self.widgets: dict[str, tuple[str, str, str]] = {}
     self._last: Any = None
     self._opened: Any = None
     service = _service_class()
@@ -174,11 +183,7 @@ class _Host:
     assert resolver is not None  # local_dev_profile() supplies one.
     self.request = PrincipalRequest(client_host='127.0.0.1')
     self.principal = await resolver.resolve(self.request)
-    session = await self.sessions.create_session(app_name=APP, user_id=USER)
-    self.session_id = str(session.id)
-    event = await self._turn()
-    (widget,) = list(event.actions.render_ui_widgets or ())
-    self.event_id, self.call_id = event.id, widget.id
+    await self._render('grown')
     if self.export_sizes:
       # A second turn: one sealed result of each size, for export.
       self.llm.steps = [
@@ -190,6 +195,23 @@ class _Host:
         resolved = await self.gated_resolve(widget.id)
         text = resolved.full_result()['content'][0]['text']
         self.exported[len(text)] = widget.id
+    if self.baseline:
+      self.llm.steps = [[(TOOL, {'key': 'render'})]]
+      await self._render('baseline')
+    self.use('grown')
+
+  async def _render(self, name: str) -> None:
+    """A new Session and its widget's turn; the widget is `name`."""
+    session = await self.sessions.create_session(app_name=APP, user_id=USER)
+    self.session_id = str(session.id)
+    event = await self._turn()
+    (widget,) = list(event.actions.render_ui_widgets or ())
+    self.event_id, self.call_id = event.id, widget.id
+    self.widgets[name] = (self.session_id, self.event_id, self.call_id)
+
+  def use(self, name: str) -> None:
+    """Opens, grows and exports on widget `name` from now on."""
+    self.session_id, self.event_id, self.call_id = self.widgets[name]
 
   async def _turn(self) -> Any:
     """One user turn; the stored Event of its widgets."""
@@ -309,8 +331,8 @@ class _Host:
     generation = view_hold(self._last).generation
     self.registry.render_reservations.put(
         TOOLSET,
-        SessionKey(APP, USER, self.session_id),
-        self.call_id,
+        self._last.session,
+        self._last.binding.function_call_id,
         generation.hold(HoldKind.RESERVATION),
     )
     self._last.revoke()
@@ -407,6 +429,26 @@ async def _time_open(
   return samples[len(samples) // 2]
 
 
+async def _time_pair(
+    host: _Host, opens: int, warmup: int, mode: str = 'parts'
+) -> tuple[float, float]:
+  """`_time_open` of the grown and the baseline widget, in turns."""
+  samples: dict[str, list[float]] = {'grown': [], 'baseline': []}
+  for n in range(warmup + opens):
+    for name, found in samples.items():
+      host.use(name)
+      await host.settle()
+      host.rearm()
+      start = time.perf_counter_ns()
+      await _open_once(host, mode)
+      if n >= warmup:
+        found.append((time.perf_counter_ns() - start) / 1000)
+  host.use('grown')
+  return statistics.median(samples['grown']), statistics.median(
+      samples['baseline']
+  )
+
+
 async def _parts(host: _Host, n: int) -> dict[str, float]:
   with _wrapped(_Parts(), _targets(host)) as parts:
     for _ in range(n):
@@ -423,7 +465,7 @@ async def _host(
     log: Path, sessions: Any, args: argparse.Namespace, grow: bool
 ) -> dict[str, Any]:
   sizes = tuple(int(n) for n in args.export_bytes.split(',')) if grow else ()
-  host = _Host(log, sessions, export_sizes=sizes)
+  host = _Host(log, sessions, export_sizes=sizes, baseline=grow)
   await host.start()
   service = host.service is not None
   try:
@@ -440,14 +482,16 @@ async def _host(
       for events in (int(n) for n in args.events.split(',')):
         size = await host.grow(events)
         at_size: dict[str, Any] = {
-            'open_us': await _time_open(host, args.grown_opens, 1),
             'whole_session_open_us': await _time_open(
                 host, args.whole_opens, 1, 'whole'
             ),
         }
+        modes = [('open_us', 'parts')]
         if service:
-          at_size['service_open_us'] = await _time_open(
-              host, args.grown_opens, 1, 'service'
+          modes.append(('service_open_us', 'service'))
+        for key, mode in modes:
+          at_size[key], at_size[f'baseline_{key}'] = await _time_pair(
+              host, args.grown_opens, 1, mode
           )
         at_size['export'] = await _exports(host, args.exports, 1)
         found['growth'][str(size)] = at_size

@@ -812,31 +812,36 @@ def _host_service(rounds: int) -> None:
   sizes = list(runs[0]['sqlite']['growth'])
   print(
       '  opening a View as the SQLite-file Session grows (plain Events),'
-      ' median microseconds:'
+      ' median microseconds; "small" is a View of a Session that stays at'
+      ' its first turn, opened in turns with the grown one:'
   )
-  print(
-      f'    {"Events":>8} {"open":>9} {"whole-Session reads":>20}'
-      + (f' {"open_view":>10}' if service else '')
-      + '  (whole-Session: the resolver and the channel load every Event,'
-      ' as before issue 25)'
-  )
+  columns = [('open_us', 'open'), ('baseline_open_us', 'small')]
+  if service:
+    columns += [
+        ('service_open_us', 'open_view'),
+        ('baseline_service_open_us', 'small'),
+    ]
+  columns.append(('whole_session_open_us', 'whole-Session'))
+  print(f'    {"Events":>8}' + ''.join(f' {label:>13}' for _, label in columns))
   for size in sizes:
     print(
-        f'    {size:>8} {median("sqlite", "growth", size, "open_us"):>9,.0f}'
-        f' {median("sqlite", "growth", size, "whole_session_open_us"):>20,.0f}'
-        + (
-            f' {median("sqlite", "growth", size, "service_open_us"):>10,.0f}'
-            if service
-            else ''
+        f'    {size:>8}'
+        + ''.join(
+            f' {median("sqlite", "growth", size, key):>13,.0f}'
+            for key, _ in columns
         )
     )
+  print(
+      '    (whole-Session: the resolver and the channel load every Event,'
+      ' as before issue 25)'
+  )
   first, last = sizes[0], sizes[-1]
   span = int(last) - int(first)
   if span > 0:
     for key, label in (
         ('open_us', 'open'),
-        ('whole_session_open_us', 'whole-Session reads'),
         ('service_open_us', 'open_view'),
+        ('whole_session_open_us', 'whole-Session reads'),
     ):
       if key == 'service_open_us' and not service:
         continue
@@ -844,7 +849,12 @@ def _host_service(rounds: int) -> None:
           median('sqlite', 'growth', last, key)
           - median('sqlite', 'growth', first, key)
       ) / span
-      print(f'    slope, {label}: {1000 * slope:,.1f} us per 1,000 Events')
+      line = f'    slope, {label}: {1000 * slope:,.1f} us per 1,000 Events'
+      if key != 'whole_session_open_us':
+        small = median('sqlite', 'growth', last, f'baseline_{key}')
+        grown = median('sqlite', 'growth', last, key)
+        line += f'; at {int(last):,} Events / small: {_ratio(grown, small)}'
+      print(line)
   print('  (target: flat in Session size)')
   exports = runs[0]['sqlite']['growth'][first].get('export')
   if exports is None:
