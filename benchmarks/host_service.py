@@ -137,8 +137,8 @@ class _Host:
     # A second widget in a Session that never grows, timed in turns with
     # the growing one: a drift of the machine shows in both.
     self.baseline = baseline
-    self.exported: dict[int, str] = {}  # text bytes -> function-call id
-    self.export_event_id = ''
+    # Per widget name: its export Event and, per text size, the call.
+    self.exports: dict[str, tuple[str, dict[int, str]]] = {}
     self.registry = McpAppBindingRegistry(
         {
             TOOLSET: McpToolsetSpec(
@@ -183,21 +183,20 @@ class _Host:
     assert resolver is not None  # local_dev_profile() supplies one.
     self.request = PrincipalRequest(client_host='127.0.0.1')
     self.principal = await resolver.resolve(self.request)
-    await self._render('grown')
-    if self.export_sizes:
-      # A second turn: one sealed result of each size, for export.
-      self.llm.steps = [
-          [(names.SIZED_RESULT, {'text_bytes': n}) for n in self.export_sizes]
-      ]
-      event = await self._turn()
-      self.export_event_id = event.id
-      for widget in event.actions.render_ui_widgets or ():
-        resolved = await self.gated_resolve(widget.id)
-        text = resolved.full_result()['content'][0]['text']
-        self.exported[len(text)] = widget.id
-    if self.baseline:
+    for name in ('grown', 'baseline') if self.baseline else ('grown',):
       self.llm.steps = [[(TOOL, {'key': 'render'})]]
-      await self._render('baseline')
+      await self._render(name)
+      if self.export_sizes:
+        # A second turn: one sealed result of each size, for export.
+        self.llm.steps = [
+            [(names.SIZED_RESULT, {'text_bytes': n}) for n in self.export_sizes]
+        ]
+        event = await self._turn()
+        calls: dict[int, str] = {}
+        for widget in event.actions.render_ui_widgets or ():
+          resolved = await self.gated_resolve(event.id, widget.id)
+          calls[len(resolved.full_result()['content'][0]['text'])] = widget.id
+        self.exports[name] = (event.id, calls)
     self.use('grown')
 
   async def _render(self, name: str) -> None:
@@ -240,8 +239,9 @@ class _Host:
     (found,) = [e for e in stored.events if e.id == made.id]
     return found
 
-  async def gated_resolve(self, call_id: str) -> Any:
-    """The gated resolver's release of an exported call (a View's ask)."""
+  async def gated_resolve(self, event_id: str, call_id: str) -> Any:
+    """The gated resolver's release of a call of the current Session (a
+    View's ask)."""
     # pylint: disable=g-import-not-at-top
     from google.adk.mcp_apps import SessionKey
     from google.adk.mcp_apps.sealing.resolver import GatedResultResolver
@@ -249,13 +249,10 @@ class _Host:
 
     return await GatedResultResolver(self.profile, self.sessions).resolve(
         SessionKey(APP, USER, self.session_id),
-        event_id=self.export_event_id,
+        event_id=event_id,
         function_call_id=call_id,
         view=ViewBinding(
-            TOOLSET,
-            self.registry.server_id(TOOLSET),
-            self.export_event_id,
-            call_id,
+            TOOLSET, self.registry.server_id(TOOLSET), event_id, call_id
         ),
     )
 
@@ -514,9 +511,10 @@ async def _exports(
     host: _Host, n: int, warmup: int
 ) -> Optional[dict[str, Any]]:
   """Each sealed result's export vs a raw `SealedResultStore.resolve` of
-  its record, median microseconds; None without the export resolver."""
+  its record, median microseconds; the small Session's export of the same
+  size in turns with the grown one's. None without the export resolver."""
   export_module = _export_module()
-  if export_module is None or not host.exported:
+  if export_module is None or not host.exports:
     return None
   # pylint: disable=g-import-not-at-top
   from google.adk.mcp_apps import SessionKey
@@ -531,12 +529,25 @@ async def _exports(
   )
   store = host.profile.sealed_result_store
   assert store is not None  # local_dev_profile() supplies one.
-  key = SessionKey(APP, USER, host.session_id)
   ops = itertools.count()
+
+  async def export(name: str, size: int) -> None:
+    session_id = host.widgets[name][0]
+    event_id, calls = host.exports[name]
+    result = await resolver.export(
+        principal=host.principal,
+        session=SessionKey(APP, USER, session_id),
+        event_id=event_id,
+        function_call_id=calls[size],
+        operation_instance_id=f'bench-export-{next(ops)}',
+    )
+    assert len(result.body) > size
+
   found: dict[str, Any] = {}
   try:
-    for size, call_id in sorted(host.exported.items()):
-      resolved = await host.gated_resolve(call_id)
+    event_id, calls = host.exports['grown']
+    for size, call_id in sorted(calls.items()):
+      resolved = await host.gated_resolve(event_id, call_id)
       ref = SealedResultRef(
           resolved.reference.record_id, resolved.reference.schema_version
       )
@@ -545,20 +556,21 @@ async def _exports(
         envelope = await store.resolve(scope, ref)
         assert envelope.sealed_result
 
-      async def export(call_id: str = call_id, size: int = size) -> None:
-        result = await resolver.export(
-            principal=host.principal,
-            session=key,
-            event_id=host.export_event_id,
-            function_call_id=call_id,
-            operation_instance_id=f'bench-export-{next(ops)}',
-        )
-        assert len(result.body) > size
-
+      samples: dict[str, list[float]] = {name: [] for name in host.exports}
+      for k in range(warmup + n):
+        for name, found_us in samples.items():
+          start = time.perf_counter_ns()
+          await export(name, size)
+          if k >= warmup:
+            found_us.append((time.perf_counter_ns() - start) / 1000)
       found[str(size)] = {
           'raw_us': await _median_us(raw, n, warmup),
-          'export_us': await _median_us(export, n, warmup),
+          'export_us': statistics.median(samples['grown']),
       }
+      if 'baseline' in samples:
+        found[str(size)]['baseline_export_us'] = statistics.median(
+            samples['baseline']
+        )
   finally:
     resolver.close()
   return found

@@ -747,6 +747,31 @@ _OPEN_PARTS: tuple[tuple[int, str], ...] = (
 )
 
 
+def _slope(median: Any, first: str, last: str, *path: str) -> str:
+  """The per-1,000-Event slope of `path` from Session size `first` to
+  `last`, taken over the small Session's time (drift cancels) when the run
+  has one, and the grown / small ratio at `last`."""
+  *parent, key = path
+
+  def at(size: str, name: str) -> float:
+    return float(median('sqlite', 'growth', size, *parent, name))
+
+  span = int(last) - int(first)
+  runs_small = at(first, f'baseline_{key}') > 0
+  if not runs_small:
+    slope = (at(last, key) - at(first, key)) / span
+    return f'{1000 * slope:,.1f} us per 1,000 Events'
+  slope = (
+      (at(last, key) - at(last, f'baseline_{key}'))
+      - (at(first, key) - at(first, f'baseline_{key}'))
+  ) / span
+  return (
+      f'{1000 * slope:,.1f} us per 1,000 Events over the small Session;'
+      f' at {int(last):,} Events / small:'
+      f' {_ratio(at(last, key), at(last, f"baseline_{key}"))}'
+  )
+
+
 def _host_service(rounds: int) -> None:
   """Opening a View vs a raw read; as the Session grows; export (stub)."""
   runs = [
@@ -845,16 +870,7 @@ def _host_service(rounds: int) -> None:
     ):
       if key == 'service_open_us' and not service:
         continue
-      slope = (
-          median('sqlite', 'growth', last, key)
-          - median('sqlite', 'growth', first, key)
-      ) / span
-      line = f'    slope, {label}: {1000 * slope:,.1f} us per 1,000 Events'
-      if key != 'whole_session_open_us':
-        small = median('sqlite', 'growth', last, f'baseline_{key}')
-        grown = median('sqlite', 'growth', last, key)
-        line += f'; at {int(last):,} Events / small: {_ratio(grown, small)}'
-      print(line)
+      print(f'    slope, {label}: ' + _slope(median, first, last, key))
   print('  (target: flat in Session size)')
   exports = runs[0]['sqlite']['growth'][first].get('export')
   if exports is None:
@@ -871,27 +887,23 @@ def _host_service(rounds: int) -> None:
   )
   print(
       f'    {"Events":>8} {"result":>9} {"raw store":>10} {"export":>9}'
-      f' {"ratio":>9}'
+      f' {"ratio":>9} {"small":>9}'
   )
   for size in sizes:
     for result in exports:
-      raw_us = median('sqlite', 'growth', size, 'export', result, 'raw_us')
-      export_us = median(
-          'sqlite', 'growth', size, 'export', result, 'export_us'
-      )
+      at = ('sqlite', 'growth', size, 'export', result)
+      raw_us = median(*at, 'raw_us')
+      export_us = median(*at, 'export_us')
       print(
           f'    {size:>8} {int(result):>9,} {raw_us:>10,.0f}'
           f' {export_us:>9,.0f} {_ratio(export_us, raw_us):>9}'
+          f' {median(*at, "baseline_export_us"):>9,.0f}'
       )
   if span > 0:
     for result in exports:
-      slope = (
-          median('sqlite', 'growth', last, 'export', result, 'export_us')
-          - median('sqlite', 'growth', first, 'export', result, 'export_us')
-      ) / span
       print(
-          f'    slope, export of {int(result):,} bytes:'
-          f' {1000 * slope:,.1f} us per 1,000 Events'
+          f'    slope, export of {int(result):,} bytes: '
+          + _slope(median, first, last, 'export', result, 'export_us')
       )
 
 
