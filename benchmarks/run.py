@@ -84,6 +84,7 @@ _SIZES: dict[str, dict[str, tuple[str, ...]]] = {
         'model_context.py': ('--events', '1000', '--builds', '30'),
         'append_latency.py': ('--n', '300'),
         'view_channel.py': ('--calls', '200', '--warmup', '20'),
+        'host_service.py': ('--opens', '100', '--events', '10,1000,10000'),
     },
     'smoke': {
         'mcp_calls.py': ('--calls', '3', '--warmup', '1'),
@@ -109,6 +110,7 @@ _SIZES: dict[str, dict[str, tuple[str, ...]]] = {
         'model_context.py': ('--events', '40', '--builds', '1'),
         'append_latency.py': ('--n', '3', '--warmup', '1'),
         'view_channel.py': ('--smoke',),
+        'host_service.py': ('--smoke',),
     },
 }
 _size = _SIZES['full']
@@ -175,6 +177,7 @@ def main() -> None:
   _model_context(args.rounds, pristine_src)
   _coordinated_turns(args.rounds, pristine_src)
   _view_channel(args.rounds)
+  _host_service(args.rounds)
   uri = _run(
       'uri_canonicalization.py',
       ROOT / 'src',
@@ -725,6 +728,183 @@ def _view_channel(rounds: int) -> None:
       '    (checked: exactly one terminal response per request, and the'
       " server ran each View's polls exactly once each)"
   )
+
+
+# How `_host_service` prints where opening a View goes: nesting depth and
+# label in the JSON.
+_OPEN_PARTS: tuple[tuple[int, str], ...] = (
+    (1, 'authorize'),
+    (1, 'resolve'),
+    (2, 'lifecycle_store.read'),
+    (2, 'load_event'),
+    (2, 'verify_binding_revision'),
+    (2, 'sealed_store.resolve'),
+    (1, 'read_app_resource'),
+    (2, 'hold.read_resource'),
+    (1, 'select_app_content'),
+    (1, 'ViewChannel.open'),
+    (2, 'get_session'),
+)
+
+
+def _slope(median: Any, first: str, last: str, *path: str) -> str:
+  """The per-1,000-Event slope of `path` from Session size `first` to
+  `last`, taken over the small Session's time (drift cancels) when the run
+  has one, and the grown / small ratio at `last`."""
+  *parent, key = path
+
+  def at(size: str, name: str) -> float:
+    return float(median('sqlite', 'growth', size, *parent, name))
+
+  span = int(last) - int(first)
+  runs_small = at(first, f'baseline_{key}') > 0
+  if not runs_small:
+    slope = (at(last, key) - at(first, key)) / span
+    return f'{1000 * slope:,.1f} us per 1,000 Events'
+  slope = (
+      (at(last, key) - at(last, f'baseline_{key}'))
+      - (at(first, key) - at(first, f'baseline_{key}'))
+  ) / span
+  return (
+      f'{1000 * slope:,.1f} us per 1,000 Events over the small Session;'
+      f' at {int(last):,} Events / small:'
+      f' {_ratio(at(last, key), at(last, f"baseline_{key}"))}'
+  )
+
+
+def _host_service(rounds: int) -> None:
+  """Opening a View vs a raw read; as the Session grows; export (stub)."""
+  runs = [
+      _run('host_service.py', ROOT / 'src', *_size['host_service.py'])
+      for _ in range(rounds)
+  ]
+
+  def median(*path: str) -> float:
+    values = []
+    for run in runs:
+      value: Any = run
+      for key in path:
+        value = value.get(key, 0.0)
+      values.append(float(value))
+    return statistics.median(values)
+
+  raw = median('raw', 'read_us')
+  print(
+      '\nOpening a View (authorize + bootstrap_render + ViewChannel.open, the'
+      ' lease) vs one raw SDK read_resource(ui://) (conformance server over'
+      ' stdio, local_dev_profile), median microseconds'
+  )
+  print(f'  {"":<34} {"raw read":>9} {"open":>9} {"ratio":>8}')
+  service = 'service_open_us' in runs[0]['memory']
+  for backend, label in (
+      ('memory', 'in-memory Session'),
+      ('sqlite', 'SQLite-file Session'),
+  ):
+    for key, how in (('open_us', ''), ('service_open_us', ', open_view')):
+      if key == 'service_open_us' and not service:
+        continue
+      opened = median(backend, key)
+      name = f'{label}{how}'
+      print(
+          f'  {name:<34} {raw:>9,.0f} {opened:>9,.0f} {_ratio(opened, raw):>8}'
+      )
+  if not service:
+    print(
+        '  (McpAppHostService.open_view is not in this tree: the parts are'
+        ' timed)'
+    )
+  print('  (target: <= 2x; one open sends the server one resources/read)')
+  for backend, label in (
+      ('memory', 'in-memory'),
+      ('sqlite', 'SQLite file'),
+  ):
+    turn = median(backend, 'parts_us', 'turn')
+    print(f'  where the time goes, {label} ({turn:,.0f} us, a wrapped pass):')
+    top = 0.0
+    labels = runs[0][backend]['parts_us']
+    for depth, part in _OPEN_PARTS:
+      if part not in labels:
+        continue
+      value = median(backend, 'parts_us', part)
+      top += value if depth == 1 else 0.0
+      name = '  ' * depth + part
+      print(f'    {name:<40} {value:>9,.0f} {100 * value / turn:>5.1f}%')
+    rest = turn - top
+    print(
+        f'    {"  rest (reserve, checks, grant)":<40} {rest:>9,.0f}'
+        f' {100 * rest / turn:>5.1f}%'
+    )
+  sizes = list(runs[0]['sqlite']['growth'])
+  print(
+      '  opening a View as the SQLite-file Session grows (plain Events),'
+      ' median microseconds; "small" is a View of a Session that stays at'
+      ' its first turn, opened in turns with the grown one:'
+  )
+  columns = [('open_us', 'open'), ('baseline_open_us', 'small')]
+  if service:
+    columns += [
+        ('service_open_us', 'open_view'),
+        ('baseline_service_open_us', 'small'),
+    ]
+  columns.append(('whole_session_open_us', 'whole-Session'))
+  print(f'    {"Events":>8}' + ''.join(f' {label:>13}' for _, label in columns))
+  for size in sizes:
+    print(
+        f'    {size:>8}'
+        + ''.join(
+            f' {median("sqlite", "growth", size, key):>13,.0f}'
+            for key, _ in columns
+        )
+    )
+  print(
+      '    (whole-Session: the resolver and the channel load every Event,'
+      ' as before issue 25)'
+  )
+  first, last = sizes[0], sizes[-1]
+  span = int(last) - int(first)
+  if span > 0:
+    for key, label in (
+        ('open_us', 'open'),
+        ('service_open_us', 'open_view'),
+        ('whole_session_open_us', 'whole-Session reads'),
+    ):
+      if key == 'service_open_us' and not service:
+        continue
+      print(f'    slope, {label}: ' + _slope(median, first, last, key))
+  print('  (target: flat in Session size)')
+  exports = runs[0]['sqlite']['growth'][first].get('export')
+  if exports is None:
+    print(
+        '  export of 1 KiB / 1 MiB sealed results: NOT MEASURED (this tree'
+        ' has no host.export.ExportResolver)'
+    )
+    return
+  print(
+      '  export (ExportResolver.export: authorize, authoritative Event,'
+      ' durable audit, recheck, canonical body) vs a raw'
+      ' SealedResultStore.resolve of the same record, SQLite-file Session,'
+      ' local_dev stores, median microseconds:'
+  )
+  print(
+      f'    {"Events":>8} {"result":>9} {"raw store":>10} {"export":>9}'
+      f' {"ratio":>9} {"small":>9}'
+  )
+  for size in sizes:
+    for result in exports:
+      at = ('sqlite', 'growth', size, 'export', result)
+      raw_us = median(*at, 'raw_us')
+      export_us = median(*at, 'export_us')
+      print(
+          f'    {size:>8} {int(result):>9,} {raw_us:>10,.0f}'
+          f' {export_us:>9,.0f} {_ratio(export_us, raw_us):>9}'
+          f' {median(*at, "baseline_export_us"):>9,.0f}'
+      )
+  if span > 0:
+    for result in exports:
+      print(
+          f'    slope, export of {int(result):,} bytes: '
+          + _slope(median, first, last, 'export', result, 'export_us')
+      )
 
 
 if __name__ == '__main__':

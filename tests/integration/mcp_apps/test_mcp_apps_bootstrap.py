@@ -133,7 +133,7 @@ class RecordingAuthorizer:
 
 
 class RecordingSessionService(SqliteSessionService):
-  """A `SqliteSessionService` that records each Session load."""
+  """A `SqliteSessionService` that records each Session and Event load."""
 
   def __init__(self, path: str, trail: list[str]) -> None:
     super().__init__(path)
@@ -166,6 +166,10 @@ class RecordingSessionService(SqliteSessionService):
   async def get_session(self, **kwargs: Any) -> Any:
     self.trail.append("load_session")
     return await super().get_session(**kwargs)
+
+  async def get_event(self, **kwargs: Any) -> Any:
+    self.trail.append("load_event")
+    return await super().get_event(**kwargs)
 
 
 # --- The harness -------------------------------------------------------------
@@ -323,7 +327,7 @@ async def test_ordered_bootstrap_on_the_call_generation(
         "RESERVE(reads=0)",
         "take_reservation",
         "RESOLVE(reads=0)",
-        "load_session",
+        "load_event",
         "store_resolve",
         "READ(reads=0)",
         "SELECT(reads=1)",
@@ -489,7 +493,7 @@ async def test_interactive_replay_needs_a_live_grant(
         first.grant, profile=h.profile, session_service=h.svc
     )
     assert replayed.full_result() == first.tool_result
-    assert h.trail == ["load_session", "store_resolve"]
+    assert h.trail == ["load_event", "store_resolve"]
 
     first.grant.revoke()
     h.trail.clear()
@@ -509,7 +513,7 @@ async def test_interactive_replay_needs_a_live_grant(
     assert await _replay_fault(h, second.grant) is (
         ResolutionFault.VIEW_NOT_LIVE
     )
-    assert h.trail == ["load_session", "store_resolve"]
+    assert h.trail == ["load_event", "store_resolve"]
 
     assert await h.st.registry.connections.invalidate(
         third.grant.generation_id, InvalidationReason.EVICTED
@@ -1017,7 +1021,7 @@ async def test_invalidated_generation_is_cold(
           "no_reservation",
           True,
       )
-    assert "load_session" not in h.trail
+    assert "load_session" not in h.trail and "load_event" not in h.trail
     assert h.entries()[before:] == []
 
 

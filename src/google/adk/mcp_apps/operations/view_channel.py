@@ -62,6 +62,7 @@ from ...agents.invocation_context import new_invocation_context_id
 from ...dependencies._mcp import McpError
 from ...dependencies._mcp import types as mcp_types
 from ...events.event import Event
+from ...sessions.base_session_service import GetSessionConfig
 from ..affinity.errors import ConnectionAffinityError
 from ..affinity.generations import GenerationPages
 from ..affinity.routing import AppCallCallbacks
@@ -443,10 +444,13 @@ class ViewChannel:
       The channel, its lease live.
     """
     grant = document.grant
+    # The channel needs the Session object (its key, state and revision), not
+    # its history: each app call re-reads the stored Session when it runs.
     session = await runner.session_service.get_session(
         app_name=grant.session.app_name,
         user_id=grant.session.user_id,
         session_id=grant.session.session_id,
+        config=GetSessionConfig(num_recent_events=0),
     )
     if session is None:
       raise OperationError(

@@ -283,11 +283,26 @@ class GatedResultResolver:
   async def load_event(
       self, session: SessionKey, event_id: str, call_id: str
   ) -> Event:
-    """The authoritative persisted Event.
+    """The authoritative persisted Event, read alone by its id.
+
+    `BaseSessionService.get_event` reads the one Event (the SQL services by
+    key, not the whole Session); a duck-typed service without it is scanned
+    through `get_session`.
 
     Raises:
       SealedResolutionError: `EVENT_MISSING`.
     """
+    get_event = getattr(self._sessions, 'get_event', None)
+    if get_event is not None:
+      found = await get_event(
+          app_name=session.app_name,
+          user_id=session.user_id,
+          session_id=session.session_id,
+          event_id=event_id,
+      )
+      if isinstance(found, Event):
+        return found
+      raise _fail(ResolutionFault.EVENT_MISSING, call_id)
     stored = await self._sessions.get_session(
         app_name=session.app_name,
         user_id=session.user_id,
