@@ -90,6 +90,11 @@ def test_the_surface_holds_what_a_host_needs() -> None:
       "McpAppHostService",
       "OpenedView",
       "HostServiceError",
+      "ViewLeases",
+      "ExportLimits",
+      "ExportResult",
+      "RerunConfirmation",
+      "RerunResult",
       # Views: render, the governed channel, replay, cold open.
       "bootstrap_render",
       "ViewGrant",

@@ -95,7 +95,13 @@ if TYPE_CHECKING:
   from .host.errors import HostServiceError as HostServiceError
   from .host.errors import HostServiceErrorReason as HostServiceErrorReason
   from .host.service import McpAppHostService as McpAppHostService
+  from .host.export import ExportLimits as ExportLimits
+  from .host.export import ExportProjection as ExportProjection
+  from .host.export import ExportResult as ExportResult
+  from .host.rerun import RerunConfirmation as RerunConfirmation
+  from .host.rerun import RerunResult as RerunResult
   from .host.service import OpenedView as OpenedView
+  from .host.view_leases import ViewLeases as ViewLeases
   from .operations.errors import OperationError as OperationError
   from .operations.errors import OperationErrorReason as OperationErrorReason
   from .operations.idempotency import RetainedOutcomes as RetainedOutcomes
@@ -169,6 +175,12 @@ _LAZY: dict[str, str] = {
     # The host service: the documented way to host Views.
     'McpAppHostService': '.host.service',
     'OpenedView': '.host.service',
+    'ViewLeases': '.host.view_leases',
+    'ExportLimits': '.host.export',
+    'ExportProjection': '.host.export',
+    'ExportResult': '.host.export',
+    'RerunConfirmation': '.host.rerun',
+    'RerunResult': '.host.rerun',
     'HostServiceError': '.host.errors',
     'HostServiceErrorReason': '.host.errors',
     # One writer at a time on an app-enabled Session.

@@ -205,9 +205,11 @@ async def host(
     leases: Optional[ViewLeases] = None,
     profile: Any = None,
     session_service: Any = None,
+    spec_fields: Optional[dict[str, Any]] = None,
     **service_options: Any,
 ) -> AsyncIterator[Host]:
-  """A host service over the conformance server, on `backend`."""
+  """A host service over the conformance server, on `backend`;
+  `spec_fields` are further `McpToolsetSpec` fields (callbacks)."""
   authorizer = authorizer or AllowList(ALICE, BOB)
   contracts = {
       "principal_resolver": HeaderResolver(),
@@ -241,7 +243,10 @@ async def host(
   service_options.setdefault("message_confirmation", attest_every_message)
   try:
     async with bound_stack(
-        params, session_service=session_service, profile=profile
+        params,
+        session_service=session_service,
+        profile=profile,
+        **(spec_fields or {}),
     ) as st:
       service = McpAppHostService(
           st.registry,

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from google.adk.mcp_apps.contracts.export_audit_store import ExportAuditStatus
+from google.adk.mcp_apps.facades.callback_context import ReadonlyCallbackContext
 from google.adk.mcp_apps.host.errors import HostServiceError
 from google.adk.mcp_apps.host.errors import HostServiceErrorReason
 from google.adk.mcp_apps.host.rerun import RerunConfirmation
@@ -169,3 +170,35 @@ async def test_close_ends_every_view_and_every_later_export(
     with pytest.raises(HostServiceError) as reopen:
       await h.open(widget)
     assert reopen.value.reason is HostServiceErrorReason.VIEW_UNAVAILABLE
+
+
+async def test_the_toolsets_own_filter_runs_on_a_views_calls(
+    mcp_apps: Any, tmp_path: Path
+) -> None:
+  """The service gives each View the toolset's MCP callbacks, over a
+  read-only snapshot of the View's Session."""
+  seen: list[tuple[str, Any]] = []
+
+  def tool_filter(tool: Any, readonly_context: Any = None) -> bool:
+    seen.append((tool.name, readonly_context))
+    return tool.name != names.SIDE_EFFECT
+
+  async with host(
+      mcp_apps, tmp_path, spec_fields={"tool_filter": tool_filter}
+  ) as h:
+    widget = await h.widget()
+    opened = await h.open(widget)
+    seen.clear()
+    call = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": names.SIDE_EFFECT, "arguments": {"key": "k"}},
+    }
+    refused = await h.send(opened, call)
+    assert refused["error"]["data"]["reason"] == "admission_denied"
+    (name, context), *_ = [
+        entry for entry in seen if entry[0] == names.SIDE_EFFECT
+    ]
+    assert isinstance(context, ReadonlyCallbackContext)
+    assert context.session_id == widget.session.session_id

@@ -392,6 +392,10 @@ class McpAppBindingRegistry:
     """The configured server id of a toolset."""
     return self._table.entry(toolset_id).spec.server_id
 
+  def spec(self, toolset_id: str) -> McpToolsetSpec:
+    """The spec a toolset was registered with (its callbacks, its server)."""
+    return self._table.entry(toolset_id).spec
+
   def toolset(self, toolset_id: str) -> RegistryToolset:
     """The stable, non-owning `BaseToolset` to hand to an Agent."""
     return self._table.handle(

@@ -55,6 +55,7 @@ from typing import NoReturn
 from typing import Optional
 from typing import Union
 
+from ...sessions.base_session_service import GetSessionConfig
 from ..affinity.security_domain import acting_principal
 from ..affinity.security_domain import security_domain
 from ..bootstrap.render import bootstrap_render
@@ -67,6 +68,8 @@ from ..contracts.principal_resolver import PrincipalRequest
 from ..contracts.principal_resolver import PrincipalUnresolvedError
 from ..contracts.scope import SessionKey
 from ..contracts.session_authorizer import SessionPurpose
+from ..facades.callback_context import ReadonlyCallbackContext
+from ..facades.mcp_callbacks import AppPathCallbacks
 from ..operations.errors import OperationError
 from ..operations.view_channel import ViewChannel
 from ..profile.host_profile import McpAppsHostProfile
@@ -104,8 +107,10 @@ class OpenedView:
     view_id: The View instance's id.
     lease: The lease token: for the host page only, never the iframe.
     expires_at: The lease's expiry on the service's lease clock.
-    view_data: What the iframe may see: `html`, `hostContext`,
-      `toolInput`, `toolResult`. No grant, lease or host secret.
+    view_data: What the View's frames may see: `html`, `uiMeta` (the
+      server's `_meta.ui`: the CSP and permissions the sandbox applies),
+      `hostContext`, `toolInput`, `toolResult`. No grant, lease or host
+      secret.
   """
 
   view_id: str
@@ -488,6 +493,11 @@ class McpAppHostService:
       self._views.pop(channel.view_id, None)
 
     options = dict(self._channel_options)
+    if 'callbacks' not in options:
+      # The toolset's own filter, header provider and progress callback
+      # run on the View's calls too, over a read-only snapshot of the
+      # Session as the View opens.
+      options['callbacks'] = await self._view_callbacks(document)
     options.setdefault('notify', notify)
     options['on_request_teardown'] = on_request_teardown
     options['teardown_hooks'] = (*options.get('teardown_hooks', ()), forget)
@@ -501,6 +511,29 @@ class McpAppHostService:
         **options,
     )
     return channel
+
+  async def _view_callbacks(self, document: RenderDocument) -> Any:
+    grant = document.grant
+    spec = self._registry.spec(grant.binding.toolset_id)
+    if (
+        spec.tool_filter is None
+        and spec.header_provider is None
+        and spec.progress_callback is None
+    ):
+      return None  # Nothing to run: no Session read.
+    key = grant.session
+    stored = await self._runner.session_service.get_session(
+        app_name=key.app_name,
+        user_id=key.user_id,
+        session_id=key.session_id,
+        config=GetSessionConfig(num_recent_events=0),
+    )
+    context = ReadonlyCallbackContext.build(
+        session=key,
+        state=None if stored is None else stored.state,
+        agent_name=document.descriptor.correlation.agent_path,
+    )
+    return AppPathCallbacks.from_spec(spec, context)
 
   async def _admit(
       self,
@@ -704,6 +737,7 @@ def _view_data(document: RenderDocument) -> dict[str, Any]:
   }
   return {
       'html': data['html'],
+      'uiMeta': data['uiMeta'],
       'hostContext': host_context,
       'toolInput': data['toolInput'],
       'toolResult': json.loads(json.dumps(data['toolResult'])),
