@@ -32,12 +32,16 @@ from typing import Optional
 from channel_support import call
 from exec_ownership_support import eventually
 from google.adk.events.event import Event
+from google.adk.events.event_actions import EventActions
+from google.adk.events.ui_widget import UiWidget
 from google.adk.mcp_apps.bootstrap.cold_replay import ColdOffer
 from google.adk.mcp_apps.bootstrap.cold_replay import RERUN_WARNING
 from google.adk.mcp_apps.contracts.replay_classification import ReplayClass
 from google.adk.mcp_apps.contracts.replay_classification import ToolIdentity
 from google.adk.mcp_apps.contracts.scope import SessionKey
 from google.adk.mcp_apps.coordination.coordinator import session_coordinator
+from google.adk.mcp_apps.event_policy.audit_actions import NEGOTIATED_NESTED_WIDGETS
+from google.adk.mcp_apps.event_policy.audit_actions import screen_audit_actions
 from google.adk.mcp_apps.host.rerun import RerunConfirmation
 from google.adk.mcp_apps.host.service import OpenedView
 from google.adk.mcp_apps.operations.errors import OperationErrorReason
@@ -320,3 +324,38 @@ async def test_a_late_nested_view_stands_and_its_cold_affordance_survives_restar
       RERUN_WARNING,
   )
   assert rerun.rendered and rerun.function_call_id != nested.id
+
+
+@pytest.mark.conformance("P2-REF-05")
+def test_only_the_negotiated_widget_passes_the_audit_nested_widget_rule() -> (
+    None
+):
+  """The NESTED_WIDGET rule keeps exactly the registered widget (its
+  reference aside), and only while its append runs."""
+  widget = UiWidget(
+      id="op-n", provider="mcp", payload={"resourceUri": "ui://a"}
+  )
+  forged = UiWidget(
+      id="op-n", provider="mcp", payload={"resourceUri": "ui://b"}
+  )
+  sealed = UiWidget(
+      id="op-n",
+      provider="mcp",
+      payload={"resourceUri": "ui://a", "sealedResultRef": {"recordId": "r"}},
+  )
+
+  def kept(*widgets: UiWidget) -> Any:
+    screen = screen_audit_actions(EventActions(render_ui_widgets=list(widgets)))
+    assert screen.error is None
+    return screen.actions.render_ui_widgets
+
+  assert kept(widget) is None
+  NEGOTIATED_NESTED_WIDGETS.allow(widget)
+  try:
+    assert kept(widget) == [widget]
+    assert kept(sealed) == [sealed]
+    assert kept(forged) is None
+    assert kept(widget, forged) == [widget]
+  finally:
+    NEGOTIATED_NESTED_WIDGETS.withdraw(widget.id)
+  assert kept(widget) is None
