@@ -34,6 +34,7 @@ from collections.abc import Mapping
 import dataclasses
 import enum
 import logging
+import threading
 import types
 from typing import Any
 from typing import Final
@@ -42,6 +43,7 @@ from typing import TYPE_CHECKING
 
 from ...events._internal_metadata import INTERNAL_METADATA_PREFIX
 from ...events.event_actions import EventActions
+from ...events.ui_widget import UiWidget
 from .errors import EventPolicyError
 from .errors import EventPolicyReason
 from .protected_fields import APP_AUDIT
@@ -69,8 +71,8 @@ class AuditActionRule(enum.Enum):
   """Meaningless on an audit Event: reset to its default, no error."""
 
   NESTED_WIDGET = 'nested_widget'
-  """A nested View's widget: suppressed unless that View is independently
-  negotiated, which v1 never does."""
+  """A nested View's widget: suppressed unless that View was independently
+  negotiated for the call (`NEGOTIATED_NESTED_WIDGETS`), no error."""
 
   NEVER_PERSISTED = 'never_persisted'
   """A request to the user or the model: never stored on an audit Event."""
@@ -103,6 +105,54 @@ ORIGIN_SCOPE_METADATA_KEY: Final = (
 )
 """The `custom_metadata` key holding an audit Event's originating
 `isolation_scope`. Only the finalizer writes it, on every audit Event."""
+
+
+class NegotiatedNestedWidgets:
+  """The nested-View widgets an audit Event may carry, while it is appended.
+
+  An app call whose nested View the host negotiated registers the widget it
+  emits before it appends its audit Event and withdraws it once the append
+  ended. A widget passes the `NESTED_WIDGET` rule only when its id and
+  payload (less the `sealedResultRef` the append stage adds) are the
+  registered ones; any other widget on an audit Event is suppressed.
+  Process-local and bounded: past `capacity` the oldest entry is dropped.
+  """
+
+  def __init__(self, capacity: int = 4096) -> None:
+    self._capacity = capacity
+    self._lock = threading.Lock()
+    self._widgets: dict[str, dict[str, Any]] = {}
+
+  def allow(self, widget: UiWidget) -> None:
+    """Lets `widget` onto the audit Event that reports its call."""
+    with self._lock:
+      self._widgets.pop(widget.id, None)
+      self._widgets[widget.id] = _comparable(widget.payload)
+      while len(self._widgets) > self._capacity:
+        self._widgets.pop(next(iter(self._widgets)))
+
+  def withdraw(self, widget_id: str) -> None:
+    """Forgets the widget of a call whose append ended."""
+    with self._lock:
+      self._widgets.pop(widget_id, None)
+
+  def admits(self, widget: Any) -> bool:
+    """Whether `widget` is a negotiated nested widget, as registered."""
+    if not isinstance(widget, UiWidget) or widget.provider != 'mcp':
+      return False
+    with self._lock:
+      registered = self._widgets.get(widget.id)
+    return registered is not None and registered == _comparable(widget.payload)
+
+
+def _comparable(payload: Any) -> dict[str, Any]:
+  if not isinstance(payload, Mapping):
+    return {}
+  return {k: v for k, v in payload.items() if k != 'sealedResultRef'}
+
+
+NEGOTIATED_NESTED_WIDGETS = NegotiatedNestedWidgets()
+"""The process's negotiated nested widgets (`NegotiatedNestedWidgets`)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -182,15 +232,40 @@ def screen_audit_actions(actions: EventActions) -> AuditActionsScreen:
   stripped = tuple(
       name
       for name in type(actions).model_fields
-      if _rule(name) is not AuditActionRule.ALLOWED and _is_set(actions, name)
+      if _rule(name) is not AuditActionRule.ALLOWED
+      and _is_set(actions, name)
+      and not _negotiated(actions, name)
   )
   if not stripped:
     return AuditActionsScreen(actions, (), None)
   kept = actions.model_copy()
   for name in stripped:
-    setattr(kept, name, _default(actions, name))
-    kept.__pydantic_fields_set__.discard(name)
+    value = _kept_value(actions, name)
+    setattr(kept, name, value)
+    if value == _default(actions, name):
+      kept.__pydantic_fields_set__.discard(name)
   return AuditActionsScreen(kept, stripped, _policy_error(stripped))
+
+
+def _negotiated(actions: EventActions, name: str) -> bool:
+  """Whether every widget of a `NESTED_WIDGET` field was negotiated."""
+  if _rule(name) is not AuditActionRule.NESTED_WIDGET:
+    return False
+  widgets = getattr(actions, name)
+  return bool(widgets) and all(
+      NEGOTIATED_NESTED_WIDGETS.admits(w) for w in widgets
+  )
+
+
+def _kept_value(actions: EventActions, name: str) -> Any:
+  """What a stripped field keeps: its default, or its negotiated widgets."""
+  if _rule(name) is AuditActionRule.NESTED_WIDGET:
+    kept = [
+        w for w in getattr(actions, name) if NEGOTIATED_NESTED_WIDGETS.admits(w)
+    ]
+    if kept:
+      return kept
+  return _default(actions, name)
 
 
 def originating_scope(event: Event) -> Optional[str]:

@@ -197,7 +197,9 @@ class McpAppHostService:
       export_projection: What an export releases of a sealed result (the
         full result when None).
       **channel_options: Further `ViewChannel` options
-        (`message_confirmation`, `on_request_teardown` is the service's).
+        (`message_confirmation`; `nested_views`, the host's decision whether
+        a View's call opens a nested View, never when absent;
+        `on_request_teardown` is the service's).
 
     Raises:
       HostServiceError: (`UNSUPPORTED`) No profile is bound, or several

@@ -66,6 +66,8 @@ from ...agents.invocation_context import new_invocation_context_id
 from ...dependencies._mcp import McpError
 from ...dependencies._mcp import types as mcp_types
 from ...events.event import Event
+from ...events.event_actions import EventActions
+from ...events.ui_widget import UiWidget
 from ...flows.llm_flows.tools._error_handler import notify_tool_cancelled
 from ...tools.base_tool import BaseTool
 from ...tools.tool_context import ToolContext
@@ -82,6 +84,7 @@ from ..affinity.rounds import MultiRoundFailure
 from ..affinity.routing import AppCallCallbacks
 from ..affinity.routing import AppCallGovernor
 from ..affinity.routing import call_app_tool
+from ..affinity.tool_handles import ui_resource_uri
 from ..audit.pipeline import append_audit_event
 from ..audit.pipeline import AuditAppendOutcome
 from ..audit.pipeline import AuditKind
@@ -98,6 +101,7 @@ from ..coordination.coordinator import session_coordinator
 from ..descriptor.widget_descriptor import WidgetCorrelation
 from ..errors import McpAppsError
 from ..errors import McpAppVisibilityError
+from ..event_policy.audit_actions import NEGOTIATED_NESTED_WIDGETS
 from ..event_policy.callback_scope import unrestricted
 from ..event_policy.errors import EventPolicyError
 from ..event_policy.provenance import Provenance
@@ -115,6 +119,12 @@ from ..sealing.result_sealer import SealPlacement
 from ..sealing.result_sealer import SealRequest
 from .errors import OperationError
 from .errors import OperationErrorReason
+from .nested_views import declaration_fingerprint
+from .nested_views import negotiate_nested_view
+from .nested_views import NestedViewDecision
+from .nested_views import NestedViewOffer
+from .nested_views import RenderReservationTable
+from .nested_views import reserve_nested_view
 
 __all__ = [
     'APP_CALL_OPERATION',
@@ -392,6 +402,13 @@ class AppCallRequest:
     append_timeout: Seconds the audit record's append may take. Past
       it the call ends with `APPEND_TIMEOUT` while the append goes on,
       still owning the Session; what it stores stands. None waits for it.
+    nested_views: The host's nested-View decision, asked for a
+      profile-bound successful result of a UI-associated tool. True: the
+      audit Event carries a new descriptor with a widget-level
+      `sealedResultRef` and the refresh record (no Event-level entry), and
+      the nested widget's generation is reserved in `render_reservations`;
+      the View's response is unchanged. None negotiates nothing.
+    render_reservations: The registry's render reservations.
     between_legs: Awaited before each further leg of a multi-round call
       (the View channel's admission barrier). An `OperationError` it
       raises ends the operation with that reason, its callbacks' effects
@@ -413,6 +430,8 @@ class AppCallRequest:
   admission: Optional[Admission] = None
   between_legs: Optional[Callable[[], Awaitable[None]]] = None
   append_timeout: Optional[float] = None
+  nested_views: Optional[NestedViewDecision] = None
+  render_reservations: Optional[RenderReservationTable] = None
 
 
 class _AppTool(BaseTool):
@@ -725,8 +744,10 @@ def _record(
     *,
     result: Optional[mcp_types.CallToolResult] = None,
     error: Optional[mcp_types.ErrorData] = None,
+    widget: Optional[UiWidget] = None,
 ) -> Event:
-  """The core's record of the operation (audit or reconciliation)."""
+  """The core's record of the operation (audit or reconciliation); with a
+  negotiated nested View, its `widget` too."""
   summary: dict[str, Any] = {
       'operation_id': request.operation_id,
       'tool': request.tool_name,
@@ -753,6 +774,9 @@ def _record(
       author=agent_name,
       content=genai_types.Content(role='user', parts=parts),
       custom_metadata={OPERATION_METADATA_KEY: summary},
+      actions=EventActions(
+          render_ui_widgets=None if widget is None else [widget]
+      ),
   )
 
 
@@ -1031,10 +1055,17 @@ async def _run(
   # (4) The result authority: a profile-bound server result becomes a
   # private candidate, sealed at append from the approved audit Event.
   candidate: Optional[ResultCandidate] = None
+  nested: Optional[UiWidget] = None
   if failure is None and result is not None and not call.short_circuit:
     try:
-      candidate = _leave_seal(
-          request, session, invocation_id, agent_name, result
+      candidate, nested = await _leave_seal(
+          request,
+          session,
+          invocation_id,
+          agent_name,
+          result,
+          declaration=declaration,
+          arguments=call.arguments,
       )
     except McpAppsError as error:
       failure = _Failure(
@@ -1064,6 +1095,7 @@ async def _run(
               path,
               result=result,
               error=wire_error,
+              widget=nested,
           ),
           effects=effects,
           plugin_manager=environment.plugin_manager,
@@ -1075,6 +1107,9 @@ async def _run(
     if candidate is not None:
       # Appended or refused, the Event took its pending seal (or none will).
       PENDING_SEALS.discard(invocation_id, [op])
+    if nested is not None:
+      NEGOTIATED_NESTED_WIDGETS.withdraw(nested.id)
+      _reserve_nested(request, session, nested, append)
 
   try:
     done, _ = await asyncio.wait({append}, timeout=request.append_timeout)
@@ -1149,6 +1184,34 @@ async def _run(
   return _recorded(op, audit, OperationOutcomeKind.RESULT, result=result)
 
 
+def _reserve_nested(
+    request: AppCallRequest,
+    session: Any,
+    nested: UiWidget,
+    append: asyncio.Future[AuditAppendOutcome],
+) -> None:
+  """Reserves the nested widget's generation once its Event is stored.
+
+  The nested widget is the host's to render: its first View holds the
+  generation the calling View is on. Only a stored Event that carries the
+  widget (in time or late; not the core-only fallback) gets one.
+  """
+  if not append.done() or append.cancelled() or append.exception():
+    return
+  stored = append.result().event
+  if stored is None or not any(
+      w.id == nested.id for w in stored.actions.render_ui_widgets or ()
+  ):
+    return
+  reserve_nested_view(
+      request.render_reservations,
+      hold=request.hold,
+      toolset_id=request.toolset_id,
+      session=SessionKey(session.app_name, session.user_id, session.id),
+      function_call_id=nested.id,
+  )
+
+
 def _originating_agent(environment: OperationEnvironment) -> Any:
   """The agent whose callbacks run, or None when it is gone."""
   agent = environment.agent
@@ -1180,21 +1243,29 @@ async def _current_session(environment: OperationEnvironment) -> Any:
   return session
 
 
-def _leave_seal(
+async def _leave_seal(
     request: AppCallRequest,
     session: Any,
     invocation_id: str,
     agent_name: str,
     result: mcp_types.CallToolResult,
-) -> Optional[ResultCandidate]:
-  """Leaves the call's Event-level pending seal; returns its candidate.
+    *,
+    declaration: mcp_types.Tool,
+    arguments: dict[str, Any],
+) -> tuple[Optional[ResultCandidate], Optional[UiWidget]]:
+  """Leaves the call's pending seal; returns its candidate and widget.
+
+  The seal is Event-level unless the host negotiates a nested View for the
+  call: then it is widget-level, with the refresh record a model call's
+  widget gets, and the nested widget (registered for the audit Event) is
+  returned.
 
   Raises:
     SealingError: Over a sealing limit, or the profile has no stores.
   """
   profile = request.profile
   if profile is None:
-    return None
+    return None, None
   era = (
       SealingEra.MODERN
       if request.hold.generation.era is ConnectionEra.MODERN
@@ -1206,28 +1277,55 @@ def _leave_seal(
       function_call_id=request.operation_id,
       agent_path=agent_name,
   )
-  prepare_seal(
-      SealRequest(
-          profile=profile,
-          server_id=request.target_server_id,
-          toolset_id=request.toolset_id,
-          tool_name=request.tool_name,
-          # The Event placement builds no descriptor and no refresh record.
-          resource_uri='',
-          declaration_fingerprint='',
-          catalog_generation=None,
-          session=SessionKey(session.app_name, session.user_id, session.id),
-          correlation=correlation,
-          arguments={},
-          full_result=full_result,
-          immediate_caller='app',
-          admission_check=request.hold.check,
-          function_name=request.tool_name,
-          era=era,
-      ),
-      placement=SealPlacement.EVENT,
+  key = SessionKey(session.app_name, session.user_id, session.id)
+  resource_uri = ui_resource_uri(declaration)
+  nested = (
+      resource_uri is not None
+      and not result.is_error
+      and await negotiate_nested_view(
+          request.nested_views,
+          NestedViewOffer(
+              session=key,
+              toolset_id=request.toolset_id,
+              server_id=request.target_server_id,
+              tool_name=request.tool_name,
+              resource_uri=resource_uri,
+              operation_id=request.operation_id,
+          ),
+      )
   )
-  return candidate_of(
+  seal = SealRequest(
+      profile=profile,
+      server_id=request.target_server_id,
+      toolset_id=request.toolset_id,
+      tool_name=request.tool_name,
+      # The Event placement builds no descriptor and no refresh record.
+      resource_uri='',
+      declaration_fingerprint='',
+      catalog_generation=None,
+      session=key,
+      correlation=correlation,
+      arguments={},
+      full_result=full_result,
+      immediate_caller='app',
+      admission_check=request.hold.check,
+      function_name=request.tool_name,
+      era=era,
+  )
+  if nested:
+    # A nested View's descriptor and refresh record, as a model call's.
+    seal = dataclasses.replace(
+        seal,
+        resource_uri=resource_uri or '',
+        declaration_fingerprint=declaration_fingerprint(declaration),
+        catalog_generation=request.hold.generation_id,
+        arguments=dict(arguments),
+    )
+  descriptor = prepare_seal(
+      seal,
+      placement=SealPlacement.WIDGET if nested else SealPlacement.EVENT,
+  )
+  candidate = candidate_of(
       full_result,
       correlation=correlation,
       function_name=request.tool_name,
@@ -1235,6 +1333,11 @@ def _leave_seal(
       max_bytes=profile.limits.sealing_max_bytes,
       max_depth=profile.limits.sealing_max_depth,
   )
+  widget: Optional[UiWidget] = None
+  if descriptor is not None:
+    widget = descriptor.to_widget()
+    NEGOTIATED_NESTED_WIDGETS.allow(widget)
+  return candidate, widget
 
 
 def _preflight_error(

@@ -122,6 +122,8 @@ from .message_permit import MessageConfirmation
 from .message_permit import MessageConfirmationRequest
 from .message_permit import MessagePermit
 from .message_permit import payload_digest
+from .nested_views import NestedViewDecision
+from .nested_views import RenderReservationTable
 
 __all__ = [
     'READ_OPERATION',
@@ -327,6 +329,8 @@ class ViewChannel:
       message_confirmation: Optional[MessageConfirmation] = None,
       read_item_bytes: Optional[int] = None,
       append_timeout: Optional[float] = None,
+      nested_views: Optional[NestedViewDecision] = None,
+      render_reservations: Optional[RenderReservationTable] = None,
       lease_seconds: float = 900.0,
       lease_expires_at: Optional[float] = None,
       clock: Callable[[], float] = time.monotonic,
@@ -362,6 +366,12 @@ class ViewChannel:
         profile's `max_response_bytes`.
       append_timeout: Seconds a call's audit append may take before the
         call ends with `APPEND_TIMEOUT` (the append goes on); None waits.
+      nested_views: The host's decision whether a call of a UI-associated
+        tool opens a nested View (`operations.nested_views`); None (the
+        default) never does, so the call's result is sealed Event-level.
+      render_reservations: Where a nested widget's generation is reserved
+        for its first View; None uses the registry's
+        `render_reservations`, if it has them.
       lease_seconds: How long the channel's lease lasts.
       lease_expires_at: The `clock` reading the lease ends at, when the
         host's own View lease is the authority (`lease_seconds` is then
@@ -403,6 +413,12 @@ class ViewChannel:
     self._message_confirmation = message_confirmation
     self._permits: set[MessagePermit] = set()
     self._append_timeout = append_timeout
+    self._nested_views = nested_views
+    self._render_reservations = (
+        render_reservations
+        if render_reservations is not None
+        else getattr(registry, 'render_reservations', None)
+    )
     self._callbacks = callbacks
     self._notify = notify
     self._clock = clock
@@ -997,6 +1013,8 @@ class ViewChannel:
         admission=admission,
         between_legs=between_legs,
         append_timeout=self._append_timeout,
+        nested_views=self._nested_views,
+        render_reservations=self._render_reservations,
     )
     try:
       outcome = await run_app_call(
