@@ -141,9 +141,9 @@ class Served:
         **extra,
     }
 
-  async def chat_widget(self, tool: str = names.OPEN_VIEW) -> dict[str, Any]:
-    """A chat turn on the stock routes that renders a widget; returns it
-    as the widgets route lists it (plus the Session locator)."""
+  async def chat_turn(self, tool: str = names.OPEN_VIEW) -> str:
+    """A chat turn on the stock routes whose model calls `tool`; returns
+    the new Session's id."""
     created = await self.client.post(
         f"/apps/{APP}/users/{USER}/sessions", headers=self.headers
     )
@@ -161,6 +161,12 @@ class Served:
         headers=self.headers,
     )
     assert run.status_code == 200, run.text
+    return str(session_id)
+
+  async def chat_widget(self, tool: str = names.OPEN_VIEW) -> dict[str, Any]:
+    """A chat turn on the stock routes that renders a widget; returns it
+    as the widgets route lists it (plus the Session locator)."""
+    session_id = await self.chat_turn(tool)
     listed = await self.client.get(
         f"/mcp-apps/api/sessions/{APP}/{USER}/{session_id}/widgets",
         headers=self.headers,

@@ -385,11 +385,8 @@ class McpAppsAdapter:
     main = urllib.parse.urlsplit(self.main_origin).netloc
     if self._host_header(request) != main:
       _deny(action, Reason.ORIGIN_DENIED, 'host')
+    self.check_origin(action, request)
     origin = request.headers.get('origin')
-    if origin is not None and origin != self.main_origin:
-      _deny(action, Reason.ORIGIN_DENIED, 'origin')
-    if request.headers.get('sec-fetch-site') in ('cross-site', 'same-site'):
-      _deny(action, Reason.ORIGIN_DENIED, 'fetch_site')
     if not post:
       return
     if origin is None:
@@ -400,6 +397,14 @@ class McpAppsAdapter:
         cookie.encode(), header.encode()
     ):
       _deny(action, Reason.CSRF_DENIED)
+
+  def check_origin(self, action: str, request: Request) -> None:
+    """Refuses another `Origin` and a cross-site fetch (logged)."""
+    origin = request.headers.get('origin')
+    if origin is not None and origin != self.main_origin:
+      _deny(action, Reason.ORIGIN_DENIED, 'origin')
+    if request.headers.get('sec-fetch-site') in ('cross-site', 'same-site'):
+      _deny(action, Reason.ORIGIN_DENIED, 'fetch_site')
 
   @staticmethod
   def principal_request(request: Request) -> PrincipalRequest:
@@ -779,6 +784,14 @@ class McpAppsAdapter:
     except Exception:  # pylint: disable=broad-exception-caught
       return None
 
+  def view_hosts(self) -> dict[str, str]:
+    """The open Views, by View id, with the app each belongs to."""
+    return {
+        view_id: app_name
+        for app_name, host in self._hosts.items()
+        for view_id in host.service.view_ids
+    }
+
   async def aclose(self) -> None:
     """Closes every host service (their Views tear down)."""
     hosts, self._hosts = list(self._hosts.values()), {}
@@ -792,7 +805,7 @@ _TURN_ROUTES: Final = ('/run', '/run_sse')
 
 
 class TurnAttribution:
-  """ASGI middleware: a chat turn on the stock `/run` and `/run_sse` routes
+  """ASGI middleware: the Apps routes' Origin check runs first; a chat turn on the stock `/run` and `/run_sse` routes
   of an Apps app runs under `acting_principal` of the caller its profile's
   resolver resolves, so its widgets open for that caller; a caller it does
   not resolve runs unattributed, as before (its Views then do not open).
@@ -803,6 +816,16 @@ class TurnAttribution:
     self._adapter = adapter
 
   async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    if scope.get('type') == 'http' and str(scope.get('path', '')).startswith(
+        PREFIX
+    ):
+      # Ahead of the stock Origin middleware, so an Apps denial is the
+      # adapter's: logged, with its reason body.
+      try:
+        self._adapter.check_origin('request', Request(scope))
+      except _Denied as e:
+        await _denial_response(e.reason)(scope, receive, send)
+        return
     if (
         scope.get('type') != 'http'
         or scope.get('method') != 'POST'
