@@ -271,9 +271,7 @@ async def served(
   try:
     if socket_:
       server = _Server(
-          uvicorn.Config(
-              app, host="127.0.0.1", port=port, log_level="warning"
-          )
+          uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
       )
       task = asyncio.create_task(server.serve())
       ready = asyncio.create_task(server.ready.wait())

@@ -76,9 +76,7 @@ async def test_a_chat_widget_opens_serves_and_tears_down_over_http(
           headers={"X-MCP-Apps-Lease": lease},
       ) as response:
         assert response.status_code == 200
-        assert response.headers["content-type"].startswith(
-            "text/event-stream"
-        )
+        assert response.headers["content-type"].startswith("text/event-stream")
         stream_open.set()
         async for line in response.aiter_lines():
           streamed.append(line)
@@ -93,7 +91,9 @@ async def test_a_chat_widget_opens_serves_and_tears_down_over_http(
     called = await s.rpc(
         view_id,
         lease,
-        request(1, "tools/call", name=names.SIDE_EFFECT, arguments={"key": "k"}),
+        request(
+            1, "tools/call", name=names.SIDE_EFFECT, arguments={"key": "k"}
+        ),
     )
     assert called.status_code == 200, called.text
     assert "result" in called.json(), called.json()

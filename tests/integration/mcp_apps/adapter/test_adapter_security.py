@@ -79,7 +79,8 @@ def denials(caplog: pytest.LogCaptureFixture) -> list[str]:
   return [
       r.getMessage()
       for r in caplog.records
-      if r.name == HOST_LOG and r.levelno == logging.WARNING
+      if r.name == HOST_LOG
+      and r.levelno == logging.WARNING
       and "denied" in r.getMessage()
   ]
 
@@ -96,7 +97,9 @@ async def test_cross_origin_requests_to_apps_routes_are_denied_and_logged(
     token = await s.csrf()
     evil = {"Origin": "http://evil.example", "X-CSRF-Token": token}
     attempts = [
-        await s.client.post("/mcp-apps/api/views", json=FAKE_TARGET, headers=evil),
+        await s.client.post(
+            "/mcp-apps/api/views", json=FAKE_TARGET, headers=evil
+        ),
         await s.client.post(
             "/mcp-apps/api/views",
             json=FAKE_TARGET,
@@ -322,9 +325,7 @@ async def test_the_apps_routes_are_in_the_openapi_schema(
       "/mcp-apps/": "get",
       "/mcp-apps/static/{path}": "get",
       "/mcp-apps/sandbox": "get",
-      "/mcp-apps/api/sessions/{app_name}/{user_id}/{session_id}/widgets": (
-          "get"
-      ),
+      "/mcp-apps/api/sessions/{app_name}/{user_id}/{session_id}/widgets": "get",
       "/mcp-apps/api/views": "post",
       "/mcp-apps/api/views/{view_id}/rpc": "post",
       "/mcp-apps/api/views/{view_id}/notifications": "get",

@@ -393,9 +393,7 @@ class McpAppsAdapter:
       _deny(action, Reason.ORIGIN_DENIED, 'no_origin')
     cookie = request.cookies.get(CSRF_COOKIE) or ''
     header = request.headers.get(CSRF_HEADER) or ''
-    if not cookie or not hmac.compare_digest(
-        cookie.encode(), header.encode()
-    ):
+    if not cookie or not hmac.compare_digest(cookie.encode(), header.encode()):
       _deny(action, Reason.CSRF_DENIED)
 
   def check_origin(self, action: str, request: Request) -> None:
@@ -483,9 +481,7 @@ class McpAppsAdapter:
     """The `/mcp-apps` routes (in the OpenAPI schema, tag `mcp-apps`)."""
     router = APIRouter(prefix=PREFIX, tags=['mcp-apps'])
 
-    def guarded(
-        action: str, *, post: bool
-    ) -> Callable[
+    def guarded(action: str, *, post: bool) -> Callable[
         [Callable[..., Awaitable[Response]]],
         Callable[..., Awaitable[Response]],
     ]:
@@ -740,7 +736,7 @@ class McpAppsAdapter:
         continue
       names = {
           r.id: r.name
-          for r in (event.get_function_responses() or ())
+          for r in event.get_function_responses() or ()
           if r.id is not None
       }
       for call_id, widget in found.items():
