@@ -64,6 +64,13 @@ async def test_a_chat_widget_opens_serves_and_tears_down_over_http(
     body = opened.json()
     view_id, lease = body["viewId"], body["lease"]
     assert "Conformance View" in body["view"]["html"]
+    assert set(body["view"]) == {
+        "html",
+        "uiMeta",
+        "hostContext",
+        "toolInput",
+        "toolResult",
+    }
     assert lease not in json.dumps(body["view"])
 
     stream_open = asyncio.Event()

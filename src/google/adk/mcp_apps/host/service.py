@@ -104,8 +104,9 @@ class OpenedView:
     view_id: The View instance's id.
     lease: The lease token: for the host page only, never the iframe.
     expires_at: The lease's expiry on the service's lease clock.
-    view_data: What the iframe may see: `html`, `hostContext`,
-      `toolInput`, `toolResult`. No grant, lease or host secret.
+    view_data: What the iframe may see: `html`, `uiMeta` (the resource's
+      `_meta.ui`: CSP, permissions), `hostContext`, `toolInput`,
+      `toolResult`. No grant, lease or host secret.
   """
 
   view_id: str
@@ -714,8 +715,10 @@ def _view_data(document: RenderDocument) -> dict[str, Any]:
       'availableDisplayModes': ['inline'],
       'toolInfo': {'id': descriptor.correlation.function_call_id},
   }
+  ui_meta = data['uiMeta']
   return {
       'html': data['html'],
+      'uiMeta': None if ui_meta is None else json.loads(json.dumps(ui_meta)),
       'hostContext': host_context,
       'toolInput': data['toolInput'],
       'toolResult': json.loads(json.dumps(data['toolResult'])),
