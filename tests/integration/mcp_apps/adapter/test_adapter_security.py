@@ -345,3 +345,50 @@ async def test_the_apps_routes_are_in_the_openapi_schema(
       "eventId",
       "functionCallId",
   }
+
+
+async def test_rerun_and_export_routes_reach_the_service_and_deny_typed(
+    mcp_apps: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+  """ "Run tool again" runs a new call only when confirmed; export is
+  denied under the dev authorizer (no EXPORT purpose), logged."""
+  caplog.set_level(logging.WARNING, logger=HOST_LOG)
+  async with served(mcp_apps, tmp_path, socket_=False) as s:
+    widget = await s.chat_widget()
+    locator = {
+        k: widget[k]
+        for k in ("appName", "userId", "sessionId", "eventId", "functionCallId")
+    }
+    token = await s.csrf()
+    refused = await s.client.post(
+        "/mcp-apps/api/rerun",
+        json={**locator, "confirmed": False},
+        headers=s.post_headers(token),
+    )
+    assert refused.status_code == 403
+    assert refused.json() == {"reason": "rerun_denied"}
+    rerun = await s.client.post(
+        "/mcp-apps/api/rerun",
+        json={**locator, "confirmed": True},
+        headers=s.post_headers(token),
+    )
+    assert rerun.status_code == 200, rerun.text
+    new = rerun.json()
+    assert new["functionCallId"] != widget["functionCallId"]
+    listed = await s.client.get(
+        f"/mcp-apps/api/sessions/{APP}/{USER}/{widget['sessionId']}/widgets"
+    )
+    assert [w["functionCallId"] for w in listed.json()["widgets"]] == [
+        widget["functionCallId"],
+        new["functionCallId"],
+    ]
+    exported = await s.client.post(
+        "/mcp-apps/api/exports",
+        json={**locator, "operationInstanceId": "op-1"},
+        headers=s.post_headers(token),
+    )
+    assert exported.status_code == 403
+    assert exported.json()["reason"] in ("unauthorized", "export_denied")
+  logged = denials(caplog)
+  assert any("run_tool_again" in m and "rerun_denied" in m for m in logged)
+  assert any(m.startswith("mcp_apps host denied export") for m in logged)

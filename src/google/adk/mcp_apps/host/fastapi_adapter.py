@@ -88,25 +88,25 @@ MAX_BODY_BYTES: Final = 1 << 20
 WEB_DIR: Final = Path(__file__).resolve().parent / 'web'
 """Where the built page lives: `index.html`, `sandbox.html`, `static/`."""
 
-_R = Reason = HostServiceErrorReason
+Reason = HostServiceErrorReason
 _STATUS: Final[dict[HostServiceErrorReason, int]] = {
-    _R.UNAUTHENTICATED: 401,
-    _R.UNAUTHORIZED: 403,
-    _R.ORIGIN_DENIED: 403,
-    _R.CSRF_DENIED: 403,
-    _R.NOT_LOOPBACK: 403,
-    _R.EXPORT_DENIED: 403,
-    _R.RERUN_DENIED: 403,
-    _R.NOT_FOUND: 404,
-    _R.LEASE_INVALID: 409,
-    _R.LEASE_EXPIRED: 409,
-    _R.REPLAYED: 409,
-    _R.VIEW_UNAVAILABLE: 409,
-    _R.TOO_LARGE: 413,
-    _R.LIMIT_EXCEEDED: 429,
-    _R.BAD_REQUEST: 400,
-    _R.UNSUPPORTED: 400,
-    _R.AUDIT_UNAVAILABLE: 503,
+    Reason.UNAUTHENTICATED: 401,
+    Reason.UNAUTHORIZED: 403,
+    Reason.ORIGIN_DENIED: 403,
+    Reason.CSRF_DENIED: 403,
+    Reason.NOT_LOOPBACK: 403,
+    Reason.EXPORT_DENIED: 403,
+    Reason.RERUN_DENIED: 403,
+    Reason.NOT_FOUND: 404,
+    Reason.LEASE_INVALID: 409,
+    Reason.LEASE_EXPIRED: 409,
+    Reason.REPLAYED: 409,
+    Reason.VIEW_UNAVAILABLE: 409,
+    Reason.TOO_LARGE: 413,
+    Reason.LIMIT_EXCEEDED: 429,
+    Reason.BAD_REQUEST: 400,
+    Reason.UNSUPPORTED: 400,
+    Reason.AUDIT_UNAVAILABLE: 503,
 }
 
 _PLACEHOLDER_PAGE: Final = (
