@@ -223,20 +223,18 @@ class Served:
     )
 
 
-@contextlib.asynccontextmanager
-async def served(
+def build_app(
     mcp_apps: Any,
     tmp_path: Path,
     *,
+    port: int,
     host: str = "127.0.0.1",
     profile: Any = None,
     allow_dev_providers: bool = True,
-    socket_: bool = True,
     mcp_apps_option: bool = True,
-    **service_options: Any,
-) -> AsyncIterator[Served]:
-  """ADK's FastAPI app with the adapter over the conformance server."""
-  port = free_port()
+) -> tuple[Any, McpAppBindingRegistry, ScriptedLlm]:
+  """ADK's FastAPI app (adapter on) over the conformance server; the
+  caller closes the registry."""
   params = StdioConnectionParams(
       server_params=mcp_apps.stdio_parameters(
           {"effects_file": str(tmp_path / "effects.json")}
@@ -261,6 +259,32 @@ async def served(
       bind_host=host,
       port=port,
       mcp_apps=mcp_apps_option,
+  )
+  return app, registry, llm
+
+
+@contextlib.asynccontextmanager
+async def served(
+    mcp_apps: Any,
+    tmp_path: Path,
+    *,
+    host: str = "127.0.0.1",
+    profile: Any = None,
+    allow_dev_providers: bool = True,
+    socket_: bool = True,
+    mcp_apps_option: bool = True,
+    **service_options: Any,
+) -> AsyncIterator[Served]:
+  """ADK's FastAPI app with the adapter over the conformance server."""
+  port = free_port()
+  app, registry, llm = build_app(
+      mcp_apps,
+      tmp_path,
+      port=port,
+      host=host,
+      profile=profile,
+      allow_dev_providers=allow_dev_providers,
+      mcp_apps_option=mcp_apps_option,
   )
   adapter = getattr(app.state, "mcp_apps_adapter", None)
   if adapter is not None:
