@@ -279,6 +279,7 @@ class McpAppsAdapter:
     self._hosts: dict[str, _AppHost] = {}
     self._lock = asyncio.Lock()
     self._queues: dict[str, asyncio.Queue[Any]] = {}
+    self._listening: set[str] = set()
     self._loop: Optional[asyncio.AbstractEventLoop] = None
 
   # -- apps --------------------------------------------------------------------
@@ -347,6 +348,9 @@ class McpAppsAdapter:
     return queue
 
   def _push(self, view_id: str, item: Any) -> None:
+    if item is _CLOSED and view_id not in self._listening:
+      self._queues.pop(view_id, None)  # Nobody streams it: drop its queue.
+      return
     loop = self._loop
     try:
       running = asyncio.get_running_loop()
@@ -369,6 +373,7 @@ class McpAppsAdapter:
           return
         yield f'data: {json.dumps(item)}\n\n'.encode()
     finally:
+      self._listening.discard(view_id)
       self._queues.pop(view_id, None)
 
   # -- request gate ------------------------------------------------------------
@@ -641,6 +646,10 @@ class McpAppsAdapter:
         await host.service.check_view(
             self.principal_request(request), view_id=view_id, lease=lease
         )
+        # Listening from now on, so a close before the stream's first
+        # read still ends it.
+        self._listening.add(view_id)
+        self._queue(view_id)
         return StreamingResponse(
             self._stream(view_id), media_type='text/event-stream'
         )
