@@ -18,5 +18,7 @@
 `McpAppHostService` resolves the calling principal, opens Views under
 leases, serves each View's governed channel, exports sealed results through
 the purpose-bound export resolver and runs "Run tool again" and refresh as
-new invocations. Design: docs/design/host-service.md.
+new invocations. Design: docs/design/host-service.md. `fastapi_adapter` is
+the reference (DEV ONLY, loopback-only) FastAPI adapter that
+`adk web --mcp_apps` mounts under `/mcp-apps`.
 """

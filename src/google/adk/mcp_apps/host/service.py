@@ -574,6 +574,18 @@ class McpAppHostService:
       self._denied(action, e, **ids)
     return view
 
+  async def check_view(
+      self, request: PrincipalRequest, *, view_id: str, lease: str
+  ) -> None:
+    """Checks that `lease` serves the open View `view_id` for the caller
+    (what an adapter does before it streams the View's notifications).
+
+    Raises:
+      HostServiceError: `UNAUTHENTICATED`, `LEASE_INVALID` or
+        `LEASE_EXPIRED`.
+    """
+    await self._admit('notifications', request, view_id, lease, None)
+
   async def handle(
       self,
       request: PrincipalRequest,
@@ -737,9 +749,10 @@ def _view_data(document: RenderDocument) -> dict[str, Any]:
       'availableDisplayModes': ['inline'],
       'toolInfo': {'id': descriptor.correlation.function_call_id},
   }
+  ui_meta = data['uiMeta']
   return {
       'html': data['html'],
-      'uiMeta': data['uiMeta'],
+      'uiMeta': None if ui_meta is None else json.loads(json.dumps(ui_meta)),
       'hostContext': host_context,
       'toolInput': data['toolInput'],
       'toolResult': json.loads(json.dumps(data['toolResult'])),
