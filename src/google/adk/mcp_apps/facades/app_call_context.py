@@ -65,6 +65,12 @@ APP_CALL_ORIGIN: Final = 'mcp_app'
 _TEMP_PREFIX: Final = 'temp:'
 
 
+def _visible(key: object) -> bool:
+  """Whether a state key is shown: exactly a `str`, not under `temp:`."""
+  # pylint: disable-next=unidiomatic-typecheck
+  return type(key) is str and not key.startswith(_TEMP_PREFIX)
+
+
 class RecordingActions(Protocol):
   """The actions a child ledger hands out (`EventActions`)."""
 
@@ -124,16 +130,12 @@ class AppCallState(Mapping[str, Any]):
     self._owner = owner
 
   def __getitem__(self, key: str) -> Any:
-    if type(key) is not str or key.startswith(_TEMP_PREFIX):  # pylint: disable=unidiomatic-typecheck
+    if not _visible(key):
       raise KeyError(key)
     return snapshot(self._live[key])
 
   def __iter__(self) -> Iterator[str]:
-    return iter([
-        key
-        for key in list(self._live)
-        if type(key) is str and not key.startswith(_TEMP_PREFIX)  # pylint: disable=unidiomatic-typecheck
-    ])
+    return iter([key for key in list(self._live) if _visible(key)])
 
   def __len__(self) -> int:
     return sum(1 for _ in self)

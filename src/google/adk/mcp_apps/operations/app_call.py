@@ -54,6 +54,7 @@ import json
 import logging
 import threading
 from typing import Any
+from typing import cast
 from typing import Final
 from typing import Optional
 from typing import Protocol
@@ -103,6 +104,7 @@ from ..event_policy.errors import EventPolicyError
 from ..event_policy.provenance import Provenance
 from ..event_policy.tool_callbacks import guarded_tool_callbacks
 from ..facades.app_call_context import AppCallToolContext
+from ..facades.app_call_context import ArtifactSaver
 from ..facades.errors import FacadeError
 from ..facades.errors import FacadeErrorReason
 from ..profile.host_profile import McpAppsHostProfile
@@ -660,7 +662,8 @@ class _Call:
             ),
             tool=self.tool,
             tool_args=dict(self.arguments),
-            tool_context=self.tool_context,
+            # The error callbacks get the restricted context too.
+            tool_context=cast(ToolContext, self.tool_context),
             cancelled=cancelled,
         )
         raise
@@ -1184,7 +1187,7 @@ async def _run(
 
 def _artifact_saver(
     environment: OperationEnvironment, session: Any
-) -> Callable[[str, Any, Optional[dict[str, Any]]], Awaitable[int]]:
+) -> ArtifactSaver:
   """Saves an artifact of `session` (the app-call context records it)."""
 
   async def save(
