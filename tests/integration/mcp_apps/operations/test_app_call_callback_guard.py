@@ -16,8 +16,8 @@
 
 `run_app_call` against the real conformance server (stdio), on the hold of
 a View a real Runner turn rendered, over the in-memory and the SQLite
-Session service. A callback that writes `session.state` directly, or
-appends to its Session through the live service, fails the call closed
+Session service. A callback that writes a live `session.state` it holds
+directly, or appends to its Session through the live service, fails the call closed
 with `TOOL_CALLBACK_FAILED`; its direct write is undone and is in neither
 the stored state nor the reconciliation record. A `State` write and the
 call's own hold use stay allowed. Readings: docs/decisions/issue22-rest.md.
@@ -80,8 +80,10 @@ async def test_a_direct_state_write_fails_the_app_call_closed_and_is_undone(
 
     def write(tool_context: Any) -> None:
       tool_context.state["via_state"] = "kept in the batch"
-      tool_context.session.state["direct"] = "bypass"
-      tool_context.session.state["cart"] = {"items": []}
+      # The restricted context has no `session` (P3-BAT-19): the callback
+      # reaches the live Session it holds from elsewhere.
+      s.session.state["direct"] = "bypass"
+      s.session.state["cart"] = {"items": []}
 
     async def plugin_before(**kwargs: Any) -> None:
       write(kwargs["tool_context"])
@@ -140,7 +142,8 @@ async def test_a_live_service_append_from_an_app_call_callback_is_refused(
     raised: list[BaseException] = []
 
     async def append(**kwargs: Any) -> None:
-      session = kwargs["tool_context"].session
+      del kwargs  # The live Session comes from outside its context.
+      session = s.session
       try:
         await s.st.session_service.append_event(
             session, Event(author="intruder", invocation_id="e-intruder")

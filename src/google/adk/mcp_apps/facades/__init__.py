@@ -17,6 +17,9 @@
 
 Modules:
 
+* `app_call_context`: `AppCallToolContext`, the `tool_context` a direct app
+  call's tool callbacks receive: identifiers, snapshot state reads, and the
+  call's child-ledger writes (`state[key] = value`, `save_artifact`).
 * `audit_context`: `ReadonlyAuditContext`, what an audit observer sees:
   identifiers and a read-only state snapshot.
 * `callback_context`: `ReadonlyCallbackContext`, what an MCP-owned

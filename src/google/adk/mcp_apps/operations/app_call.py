@@ -18,9 +18,9 @@
 View's Session (`session_coordinator()`) for its whole run: governed
 preflight (originating agent, admission, confirmation) -> a one-call
 `EventBatchEffects` -> the plugins' tool phases and the originating
-agent's tool-callback chains on a `ToolContext` over the call's child
-ledger -> `call_app_tool` (state-only rounds within the profile's MRTR
-caps) -> the audit Event (or a reconciliation record) through
+agent's tool-callback chains on the restricted `AppCallToolContext` over
+the call's child ledger -> `call_app_tool` (state-only rounds within the
+profile's MRTR caps) -> the audit Event (or a reconciliation record) through
 `append_audit_event` -> a typed `OperationOutcome` holding the wire
 response, the durable record and the cached outcome. With a bound
 profile the result is a private candidate sealed from the approved audit
@@ -54,6 +54,7 @@ import json
 import logging
 import threading
 from typing import Any
+from typing import cast
 from typing import Final
 from typing import Optional
 from typing import Protocol
@@ -106,6 +107,8 @@ from ..event_policy.callback_scope import unrestricted
 from ..event_policy.errors import EventPolicyError
 from ..event_policy.provenance import Provenance
 from ..event_policy.tool_callbacks import guarded_tool_callbacks
+from ..facades.app_call_context import AppCallToolContext
+from ..facades.app_call_context import ArtifactSaver
 from ..facades.errors import FacadeError
 from ..facades.errors import FacadeErrorReason
 from ..profile.host_profile import McpAppsHostProfile
@@ -534,22 +537,26 @@ class _Call:
       request: AppCallRequest,
       environment: OperationEnvironment,
       tool: _AppTool,
-      tool_context: ToolContext,
+      tool_context: AppCallToolContext,
       arguments: dict[str, Any],
       invocation_context: InvocationContext,
+      host_context: ToolContext,
   ) -> None:
     self.request = request
     self.environment = environment
     self.invocation_context = invocation_context
     self.tool = tool
+    # The callbacks get the restricted context; the host keeps the full one
+    # (over the same child ledger) for the guard and never hands it out.
     self.tool_context = tool_context
+    self.host_context = host_context
     self.arguments = arguments
     self.short_circuit = False
 
   async def _plugins(self, name: str, **kwargs: Any) -> Any:
     method = getattr(self.environment.plugin_manager, name)
     try:
-      return await method(
+      response = await method(
           tool=self.tool,
           tool_args=dict(self.arguments),
           tool_context=self.tool_context,
@@ -560,13 +567,15 @@ class _Call:
           OperationErrorReason.TOOL_CALLBACK_FAILED,
           f'{name} raised {type(error).__name__}',
       ) from error
+    self._check_refused()
+    return response
 
   async def _agent_chain(self, name: str, **kwargs: Any) -> Any:
     chain = list(getattr(self.environment.agent, name, None) or ())
     if not chain:
       return None
     try:
-      return await _run_callbacks(
+      response = await _run_callbacks(
           chain,
           _stop_on_non_none,
           tool=self.tool,
@@ -579,6 +588,23 @@ class _Call:
           OperationErrorReason.TOOL_CALLBACK_FAILED,
           f"the agent's {name} raised {type(error).__name__}",
       ) from error
+    self._check_refused()
+    return response
+
+  def _check_refused(self) -> None:
+    """Fails the call when a callback reached outside its context, even if
+    it caught the refusal (nothing more runs, the record reconciles)."""
+    refused = self.tool_context.refused
+    if not refused:
+      return
+    error = FacadeError(
+        FacadeErrorReason.UNAVAILABLE,
+        f'a tool callback reached outside its app-call context: {refused[0]}',
+    )
+    raise _Failure(
+        OperationErrorReason.TOOL_CALLBACK_FAILED,
+        'a tool callback reached outside its app-call context',
+    ) from error
 
   async def _before(self) -> Any:
     response = await self._plugins('run_before_tool_callback')
@@ -626,7 +652,7 @@ class _Call:
     guard's `EventPolicyError`); the remote call itself runs unrestricted.
     """
     try:
-      with guarded_tool_callbacks(self.tool_context):
+      with guarded_tool_callbacks(self.host_context):
         return await self._phases()
     except EventPolicyError as error:
       raise _Failure(
@@ -655,7 +681,8 @@ class _Call:
             ),
             tool=self.tool,
             tool_args=dict(self.arguments),
-            tool_context=self.tool_context,
+            # The error callbacks get the restricted context too.
+            tool_context=cast(ToolContext, self.tool_context),
             cancelled=cancelled,
         )
         raise
@@ -963,7 +990,7 @@ async def _run(
       session=session,
       plugin_manager=environment.plugin_manager,
   )
-  tool_context = ToolContext(
+  host_context = ToolContext(
       invocation_context,
       function_call_id=op,
       event_actions=effects.child(op).event_actions(),
@@ -973,9 +1000,18 @@ async def _run(
       request,
       environment,
       _AppTool(declaration),
-      tool_context,
+      AppCallToolContext(
+          session=SessionKey(session.app_name, session.user_id, session.id),
+          invocation_id=invocation_id,
+          function_call_id=op,
+          agent_name=agent_name,
+          live_state=session.state,
+          ledger=effects.child(op),
+          save_artifact=_artifact_saver(environment, session),
+      ),
       arguments,
       invocation_context,
+      host_context,
   )
 
   # (3) The call phase, raced against the View's interruptions.
@@ -1210,6 +1246,32 @@ def _reserve_nested(
       session=SessionKey(session.app_name, session.user_id, session.id),
       function_call_id=nested.id,
   )
+
+
+def _artifact_saver(
+    environment: OperationEnvironment, session: Any
+) -> ArtifactSaver:
+  """Saves an artifact of `session` (the app-call context records it)."""
+
+  async def save(
+      filename: str,
+      artifact: Any,
+      custom_metadata: Optional[dict[str, Any]],
+  ) -> int:
+    service = environment.artifact_service
+    if service is None:
+      raise ValueError('Artifact service is not initialized.')
+    version: int = await service.save_artifact(
+        app_name=session.app_name,
+        user_id=session.user_id,
+        session_id=session.id,
+        filename=filename,
+        artifact=artifact,
+        custom_metadata=custom_metadata,
+    )
+    return version
+
+  return save
 
 
 def _originating_agent(environment: OperationEnvironment) -> Any:
