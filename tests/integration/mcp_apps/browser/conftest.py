@@ -1,0 +1,34 @@
+# Copyright 2026 Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Fixtures for the renderer page's browser tests."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+from browser_support import ensure_page_built
+
+
+@pytest.fixture(scope='session', autouse=True)
+def _page_built() -> None:
+  ensure_page_built()
+
+
+@pytest.fixture
+def artifacts(request: pytest.FixtureRequest) -> pathlib.Path:
+  """Where a failing test's screenshot goes (tmp_path, kept by pytest)."""
+  return request.getfixturevalue('tmp_path') / 'artifacts'
