@@ -136,3 +136,164 @@ def test_view_loads_through_separate_origin_proxy_and_gets_input_then_result(
         '() => { try { return parent.document.title; }'
         ' catch (e) { return "blocked"; } }'
     ) == 'blocked'
+
+
+INIT_NEGATIVES = (
+    'window.neg = {};'
+    'const appInfo = {name: "t", version: "1"};'
+    'window.request("tools/call", {name: "before_init"})'
+    '.then((r) => { window.neg.early = r; });'
+    'window.request("ui/initialize", {protocolVersion: "2026-01-26", appInfo})'
+    '.then((r) => { window.neg.missing = r; });'
+    'window.request("ui/initialize", {protocolVersion: "2026-01-26", appInfo,'
+    ' appCapabilities: "camera"}).then((r) => { window.neg.malformed = r; });'
+    'window.request("ui/initialize", {protocolVersion: "1999-01-01", appInfo,'
+    ' appCapabilities: {}}).then((r) => { window.neg.version = r; });'
+    'window.request("ping", {}).then((r) => { window.neg.ping = r; });'
+)
+
+
+@pytest.mark.conformance(
+    'XR-WEB-04', 'XR-WEB-13', 'XR-WEB-14', 'XR-WEB-15', 'XR-WEB-18'
+)
+def test_bad_initialization_is_rejected_and_nothing_runs_before_it(artifacts):
+  html = view_html(INIT_NEGATIVES)
+  server = ContractServer(
+      widgets=[widget('e1')], documents={'e1': document(html=html)}
+  )
+  with server, chromium_page(artifacts, 'init-negatives') as page:
+    page.goto(server.page_url(*SESSION))
+    frame = view_frame(page, 'e1')
+    frame.wait_for_function('() => window.neg.ping && window.rec.ready')
+    neg = frame.evaluate('() => window.neg')
+    # A tools/call before initialization is refused and never reaches the
+    # server.
+    assert 'error' in neg['early']
+    # Missing and malformed appCapabilities: JSON-RPC invalid params.
+    assert neg['missing']['error']['code'] == -32602
+    assert 'appCapabilities' in neg['missing']['error']['message']
+    assert neg['malformed']['error']['code'] == -32602
+    # An unsupported View version is not accepted: the host answers with
+    # the version it speaks (MCP version negotiation).
+    assert neg['version']['result']['protocolVersion'] == '2026-01-26'
+    # ping is answered.
+    assert neg['ping']['result'] == {}
+    # After the real handshake the same channel works, and only that call
+    # reached the server.
+    reply = frame.evaluate(
+        '() => window.request("tools/call", {name: "after_init",'
+        ' arguments: {}})'
+    )
+    assert reply['result']['content'][0]['text'] == 'called after_init'
+    names = [r['message']['params']['name'] for r in server.rpc]
+    assert names == ['after_init']
+
+
+FORGED_POST = (
+    'window.forge = () => { top.postMessage({jsonrpc: "2.0", id: 900,'
+    ' method: "tools/call", params: {name: "forged", arguments: {}}}, "*");'
+    ' };'
+)
+
+
+WRONG_ORIGIN_SRCDOC = (
+    '<script>parent.postMessage({jsonrpc: "2.0", id: 902, method:'
+    ' "tools/call", params: {name: "wrong_origin"}}, "*")</script>'
+)
+
+
+@pytest.mark.conformance('XR-WEB-17')
+def test_messages_from_the_wrong_frame_or_origin_are_dropped(artifacts):
+  html = view_html(FORGED_POST)
+  server = ContractServer(
+      widgets=[widget('e1')], documents={'e1': document(html=html)}
+  )
+  with server, chromium_page(artifacts, 'origins') as page:
+    page.goto(server.page_url(*SESSION))
+    frame = view_frame(page, 'e1')
+    wait_view_ready(frame)
+    # The View posts straight to the host page (wrong source: not its proxy)
+    # and the host page's own window posts a request as if from the proxy
+    # (wrong origin: the main origin), then the View makes a real call.
+    frame.evaluate('() => window.forge()')
+    page.evaluate(
+        '() => window.postMessage({jsonrpc: "2.0", id: 901,'
+        ' method: "tools/call", params: {name: "self_posted"}}, "*")'
+    )
+    reply = frame.evaluate(
+        '() => window.request("tools/call", {name: "real", arguments: {}})'
+    )
+    assert reply['result']['content'][0]['text'] == 'called real'
+    names = [r['message']['params']['name'] for r in server.rpc]
+    assert names == ['real']
+    # Every forwarded request carried the lease and a fresh request token,
+    # and the lease never reached the View.
+    tokens = [r['token'] for r in server.rpc]
+    assert all(tokens) and len(set(tokens)) == len(tokens)
+    lease = page.evaluate(
+        '() => [...window.adkMcpApps.views.values()][0].lease'
+    )
+    assert lease not in frame.content()
+    # The proxy frame's window now holds a document of the main origin (a
+    # srcdoc): its request has the right source but the wrong origin, and
+    # the page drops it before the AppBridge sees it.
+    page.locator('section[data-event-id="e1"] iframe').evaluate(
+        '(el, html) => { el.srcdoc = html; }', WRONG_ORIGIN_SRCDOC
+    )
+    wait_log(page, 'dropped')
+    dropped = [e for e in page_log(page) if e['kind'] == 'dropped']
+    assert dropped[0]['origin'] == f'http://127.0.0.1:{server.port}'
+    assert [r['message']['params']['name'] for r in server.rpc] == ['real']
+
+
+@pytest.mark.conformance('XR-WEB-07', 'XR-WEB-08')
+def test_interactive_result_is_terminal_and_cancellation_is_delivered(
+    artifacts,
+):
+  server = ContractServer(
+      widgets=[widget('e1'), widget('e2')],
+      documents={
+          'e1': document(tool_result=None),
+          'e2': document(tool_result=None),
+      },
+  )
+  with server, chromium_page(artifacts, 'interactive') as page:
+    page.goto(server.page_url(*SESSION))
+    first = view_frame(page, 'e1')
+    second = view_frame(page, 'e2')
+    wait_view_ready(first)
+    wait_view_ready(second)
+    wait_log(page, 'initialized', 2)
+    assert 'ui/notifications/tool-result' not in view_rec(first)['received']
+    server.notify(
+        'view-1',
+        {'jsonrpc': '2.0', 'method': 'ui/notifications/tool-result',
+         'params': TOOL_RESULT},
+    )
+    server.notify(
+        'view-1',
+        {'jsonrpc': '2.0', 'method': 'ui/notifications/tool-result',
+         'params': {'content': [{'type': 'text', 'text': 'second'}]}},
+    )
+    server.notify(
+        'view-2',
+        {'jsonrpc': '2.0', 'method': 'ui/notifications/tool-cancelled',
+         'params': {'reason': 'user cancelled'}},
+    )
+    wait_log(page, 'notification', 3)
+    first.wait_for_function(
+        '() => window.rec.received.includes("ui/notifications/tool-result")'
+    )
+    second.wait_for_function(
+        '() => window.rec.received.includes('
+        '"ui/notifications/tool-cancelled")'
+    )
+    # The second tool-result came after the terminal one: not delivered.
+    # (A ping round trip after it proves the View saw all it was sent.)
+    first.evaluate('() => window.request("ping", {})')
+    rec = view_rec(first)
+    assert rec['received'].count('ui/notifications/tool-result') == 1
+    assert rec['params']['ui/notifications/tool-result'] == TOOL_RESULT
+    assert view_rec(second)['params']['ui/notifications/tool-cancelled'] == {
+        'reason': 'user cancelled'
+    }
