@@ -297,3 +297,109 @@ def test_interactive_result_is_terminal_and_cancellation_is_delivered(
     assert view_rec(second)['params']['ui/notifications/tool-cancelled'] == {
         'reason': 'user cancelled'
     }
+
+
+@pytest.mark.conformance('XR-WEB-10', 'XR-WEB-11')
+def test_teardown_waits_for_ack_or_times_out_then_closes_the_view(artifacts):
+  hanging = view_html('window.hangTeardown = true;')
+  requesting = view_html(
+      'window.askTeardown = () => parent.postMessage({jsonrpc: "2.0",'
+      ' method: "ui/notifications/request-teardown", params: {}}, "*");'
+  )
+  server = ContractServer(
+      widgets=[widget('e1'), widget('e2'), widget('e3')],
+      documents={
+          'e1': document(),
+          'e2': document(html=hanging),
+          'e3': document(html=requesting),
+      },
+  )
+  with server, chromium_page(artifacts, 'teardown') as page:
+    page.goto(server.page_url(*SESSION, teardownTimeoutMs='500'))
+    frames = [view_frame(page, e) for e in ('e1', 'e2', 'e3')]
+    for frame in frames:
+      wait_view_ready(frame)
+    wait_log(page, 'initialized', 3)
+    # A View that acknowledges: the page posts teardown acknowledged.
+    page.evaluate('() => window.adkMcpApps.teardown("view-1")')
+    wait_log(page, 'teardown', 1)
+    # A View that never answers: the timeout ends the wait, not acknowledged.
+    page.evaluate('() => window.adkMcpApps.teardown("view-2")')
+    wait_log(page, 'teardown', 2)
+    # A View asking to be torn down: the host decides (here: yes).
+    frames[2].evaluate('() => window.askTeardown()')
+    wait_log(page, 'teardown', 3)
+    page.wait_for_function('() => window.adkMcpApps.views.size === 0')
+    log = [e for e in page_log(page) if e['kind'] == 'teardown']
+    assert [(e['viewId'], e['acknowledged'], e['requested']) for e in log] == [
+        ('view-1', True, False),
+        ('view-2', False, False),
+        ('view-3', True, True),
+    ]
+    assert server.teardowns == [
+        {'viewId': 'view-1', 'acknowledged': True},
+        {'viewId': 'view-2', 'acknowledged': False},
+        {'viewId': 'view-3', 'acknowledged': True},
+    ]
+    # The frames are gone and host-owned placeholders took their place.
+    assert page.locator('section.widget iframe').count() == 0
+    assert page.locator('section.widget .placeholder').count() == 3
+
+
+CSP_PROBE = (
+    'window.probe = async (url) => { try { await fetch(url, {mode: "no-cors"});'
+    ' return "ok"; }'
+    ' catch (e) { return "blocked"; } };'
+    'window.policy = () => document.querySelector('
+    '"meta[http-equiv=Content-Security-Policy]").content;'
+    'window.allows = (f) => document.featurePolicy.allowsFeature(f);'
+)
+
+
+@pytest.mark.conformance('XR-WEB-20')
+def test_csp_and_permissions_come_from_ui_meta_and_are_never_widened(
+    artifacts,
+):
+  html = view_html(CSP_PROBE)
+  server = ContractServer(widgets=[widget('e1'), widget('e2')], documents={})
+  with server:
+    allowed = f'http://127.0.0.1:{server.port}'
+    server.documents['e1'] = document(
+        html=html,
+        ui_meta={
+            'csp': {
+                'connectDomains': [
+                    allowed,
+                    '*',
+                    "'unsafe-eval'",
+                    'https://a.example; script-src *',
+                ],
+                'resourceDomains': ['https://cdn.example'],
+            },
+            'permissions': {'camera': {}},
+        },
+    )
+    server.documents['e2'] = document(html=html)
+    with chromium_page(artifacts, 'csp') as page:
+      page.goto(server.page_url(*SESSION))
+      declared = view_frame(page, 'e1')
+      default = view_frame(page, 'e2')
+      wait_view_ready(declared)
+      wait_view_ready(default)
+      policy = declared.evaluate('() => window.policy()')
+      assert f'connect-src \'self\' {allowed}' in policy
+      assert "'unsafe-eval'" not in policy and ' * ' not in policy
+      assert 'a.example' not in policy
+      assert "frame-src 'none'" in policy and "object-src 'none'" in policy
+      assert 'script-src \'self\' \'unsafe-inline\' https://cdn.example' in (
+          policy
+      )
+      probe = f'{allowed}/mcp-apps/static/page.css'
+      assert declared.evaluate('(u) => window.probe(u)', probe) == 'ok'
+      # No csp metadata: the restrictive default blocks the same request.
+      assert default.evaluate('(u) => window.probe(u)', probe) == 'blocked'
+      assert "connect-src 'self'" in default.evaluate('() => window.policy()')
+      # Permissions-Policy: only what was declared, and only where declared.
+      assert declared.evaluate('() => window.allows("camera")') is True
+      assert declared.evaluate('() => window.allows("microphone")') is False
+      assert default.evaluate('() => window.allows("camera")') is False
