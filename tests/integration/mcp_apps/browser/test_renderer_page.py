@@ -403,3 +403,67 @@ def test_csp_and_permissions_come_from_ui_meta_and_are_never_widened(
       assert declared.evaluate('() => window.allows("camera")') is True
       assert declared.evaluate('() => window.allows("microphone")') is False
       assert default.evaluate('() => window.allows("camera")') is False
+
+
+@pytest.mark.conformance('XR-WEB-22', 'XR-WEB-23')
+def test_cold_widgets_render_placeholders_without_server_access(artifacts):
+  server = ContractServer(
+      widgets=[
+          widget('e1', state='cold', affordance={'replaySafe': True}),
+          widget('e2', state='cold', toolName='book_flight'),
+      ],
+      documents={},
+  )
+  with server, chromium_page(artifacts, 'cold') as page:
+    page.goto(server.page_url(*SESSION))
+    wait_log(page, 'rendered')
+    # The placeholders came from the page alone: the widget list was the
+    # only request after the page and its assets, no View was opened.
+    assert [r for r in server.requests if r[1].startswith('/mcp-apps/api')] == [
+        ('GET', '/mcp-apps/api/sessions/app/user/session-1/widgets')
+    ]
+    assert page.locator('iframe').count() == 0
+    safe = page.locator('section[data-event-id="e1"] .placeholder')
+    unsafe = page.locator('section[data-event-id="e2"] .placeholder')
+    assert safe.locator('button').all_inner_texts() == ['Refresh']
+    assert safe.locator('.warning').count() == 0
+    assert unsafe.locator('button').all_inner_texts() == [
+        'Run book_flight again'
+    ]
+    assert 'may repeat its effects' in unsafe.locator('.warning').inner_text()
+    # One click runs it again (confirmed) and the page re-renders.
+    unsafe.locator('button').click()
+    wait_log(page, 'rendered', 2)
+    assert server.reruns == [{
+        'appName': 'app', 'userId': 'user', 'sessionId': 'session-1',
+        'eventId': 'e2', 'functionCallId': 'fc-e2', 'confirmed': True,
+    }]
+
+
+@pytest.mark.conformance('XR-WEB-21', 'XR-WEB-23')
+def test_legacy_payload_replays_and_a_refused_view_gets_read_only_placeholder(
+    artifacts,
+):
+  server = ContractServer(
+      widgets=[widget('e1', state='legacy'), widget('e2')],
+      documents={'e1': document()},
+      denied_views={'e2': 'read_only_render'},
+  )
+  with server, chromium_page(artifacts, 'legacy') as page:
+    page.goto(server.page_url(*SESSION))
+    frame = view_frame(page, 'e1')
+    frame.wait_for_function(
+        '() => window.rec.received.includes("ui/notifications/tool-result")'
+    )
+    assert view_rec(frame)['params']['ui/notifications/tool-input'] == {
+        'arguments': TOOL_INPUT
+    }
+    wait_log(page, 'read-only')
+    refused = page.locator('section[data-event-id="e2"]')
+    assert refused.locator('iframe').count() == 0
+    assert 'read_only_render' in refused.locator('.placeholder').inner_text()
+    # Only the refused open reached the server for e2: no rpc, no teardown.
+    assert all(r['viewId'] == 'view-1' for r in server.rpc)
+    assert [e for e in page_log(page) if e['kind'] == 'read-only'] == [
+        {'kind': 'read-only', 'eventId': 'e2', 'reason': 'read_only_render'}
+    ]
