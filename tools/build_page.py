@@ -34,6 +34,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import fcntl
 import hashlib
 import json
 import pathlib
@@ -124,7 +125,17 @@ def _check_pin() -> None:
 
 
 def build() -> pathlib.Path:
-  """Builds the bundle unless its inputs are unchanged; returns its path."""
+  """Builds the bundle unless its inputs are unchanged; returns its path.
+
+  Concurrent callers (pytest-xdist workers) serialize on a lock file.
+  """
+  PROJECT.mkdir(parents=True, exist_ok=True)
+  with open(PROJECT / '.build.lock', 'w', encoding='utf-8') as lock:
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    return _build_locked()
+
+
+def _build_locked() -> pathlib.Path:
   inputs = _sha256(PROJECT / 'package-lock.json', ENTRY)
   if (
       BUNDLE.is_file()

@@ -216,7 +216,9 @@ class ContractServer:
     if message['method'] == 'tools/call':
       name = message['params']['name']
       result = {'content': [{'type': 'text', 'text': f'called {name}'}]}
-    return JSONResponse({'jsonrpc': '2.0', 'id': message['id'], 'result': result})
+    return JSONResponse(
+        {'jsonrpc': '2.0', 'id': message['id'], 'result': result}
+    )
 
   async def _notifications(self, request: Request) -> Response:
     if not self._lease_ok(request):
@@ -235,9 +237,7 @@ class ContractServer:
     if not (self._post_ok(request) and self._lease_ok(request)):
       return JSONResponse({'reason': 'lease'}, 409)
     body = await request.json()
-    self.teardowns.append(
-        {'viewId': request.path_params['view_id'], **body}
-    )
+    self.teardowns.append({'viewId': request.path_params['view_id'], **body})
     await self._queues[request.path_params['view_id']].put(None)
     return Response(status_code=204)
 
@@ -247,9 +247,7 @@ class ContractServer:
       return JSONResponse({'reason': 'csrf'}, 403)
     body = await request.json()
     self.reruns.append(body)
-    return JSONResponse(
-        {'eventId': 'e-rerun', 'functionCallId': 'fc-rerun'}
-    )
+    return JSONResponse({'eventId': 'e-rerun', 'functionCallId': 'fc-rerun'})
 
   # -- control --------------------------------------------------------------
 
@@ -261,7 +259,12 @@ class ContractServer:
   def page_url(self, app: str, user: str, session: str, **extra: str) -> str:
     query = '&'.join(
         f'{k}={v}'
-        for k, v in {'app': app, 'user': user, 'session': session, **extra}.items()
+        for k, v in {
+            'app': app,
+            'user': user,
+            'session': session,
+            **extra,
+        }.items()
     )
     return f'http://127.0.0.1:{self.port}/mcp-apps/?{query}'
 

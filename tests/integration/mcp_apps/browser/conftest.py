@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import pathlib
 
-import pytest
-
 from browser_support import ensure_page_built
+import pytest
 
 
 @pytest.fixture(scope='session', autouse=True)

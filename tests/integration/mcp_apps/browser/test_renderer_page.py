@@ -85,7 +85,11 @@ def wait_log(page: Any, kind: str, count: int = 1) -> None:
 
 
 @pytest.mark.conformance(
-    'XR-WEB-03', 'XR-WEB-05', 'XR-WEB-06', 'XR-WEB-09', 'XR-WEB-12',
+    'XR-WEB-03',
+    'XR-WEB-05',
+    'XR-WEB-06',
+    'XR-WEB-09',
+    'XR-WEB-12',
     'XR-WEB-16',
 )
 def test_view_loads_through_separate_origin_proxy_and_gets_input_then_result(
@@ -105,7 +109,10 @@ def test_view_loads_through_separate_origin_proxy_and_gets_input_then_result(
     init = rec['initResult']['result']
     assert init['protocolVersion'] == '2026-01-26'
     assert set(init['hostCapabilities']) >= {
-        'serverTools', 'serverResources', 'message', 'updateModelContext',
+        'serverTools',
+        'serverResources',
+        'message',
+        'updateModelContext',
     }
     assert init['hostContext']['theme'] == 'light'
     # tool-input once, complete, then the terminal tool-result.
@@ -132,10 +139,13 @@ def test_view_loads_through_separate_origin_proxy_and_gets_input_then_result(
     assert proxy.url.startswith(f'http://localhost:{server.port}/')
     assert page.url.startswith(f'http://127.0.0.1:{server.port}/')
     assert frame.evaluate('() => self.origin') == 'null'
-    assert frame.evaluate(
-        '() => { try { return parent.document.title; }'
-        ' catch (e) { return "blocked"; } }'
-    ) == 'blocked'
+    assert (
+        frame.evaluate(
+            '() => { try { return parent.document.title; }'
+            ' catch (e) { return "blocked"; } }'
+        )
+        == 'blocked'
+    )
 
 
 INIT_NEGATIVES = (
@@ -267,26 +277,34 @@ def test_interactive_result_is_terminal_and_cancellation_is_delivered(
     assert 'ui/notifications/tool-result' not in view_rec(first)['received']
     server.notify(
         'view-1',
-        {'jsonrpc': '2.0', 'method': 'ui/notifications/tool-result',
-         'params': TOOL_RESULT},
+        {
+            'jsonrpc': '2.0',
+            'method': 'ui/notifications/tool-result',
+            'params': TOOL_RESULT,
+        },
     )
     server.notify(
         'view-1',
-        {'jsonrpc': '2.0', 'method': 'ui/notifications/tool-result',
-         'params': {'content': [{'type': 'text', 'text': 'second'}]}},
+        {
+            'jsonrpc': '2.0',
+            'method': 'ui/notifications/tool-result',
+            'params': {'content': [{'type': 'text', 'text': 'second'}]},
+        },
     )
     server.notify(
         'view-2',
-        {'jsonrpc': '2.0', 'method': 'ui/notifications/tool-cancelled',
-         'params': {'reason': 'user cancelled'}},
+        {
+            'jsonrpc': '2.0',
+            'method': 'ui/notifications/tool-cancelled',
+            'params': {'reason': 'user cancelled'},
+        },
     )
     wait_log(page, 'notification', 3)
     first.wait_for_function(
         '() => window.rec.received.includes("ui/notifications/tool-result")'
     )
     second.wait_for_function(
-        '() => window.rec.received.includes('
-        '"ui/notifications/tool-cancelled")'
+        '() => window.rec.received.includes("ui/notifications/tool-cancelled")'
     )
     # The second tool-result came after the terminal one: not delivered.
     # (A ping round trip after it proves the View saw all it was sent.)
@@ -387,13 +405,11 @@ def test_csp_and_permissions_come_from_ui_meta_and_are_never_widened(
       wait_view_ready(declared)
       wait_view_ready(default)
       policy = declared.evaluate('() => window.policy()')
-      assert f'connect-src \'self\' {allowed}' in policy
+      assert f"connect-src 'self' {allowed}" in policy
       assert "'unsafe-eval'" not in policy and ' * ' not in policy
       assert 'a.example' not in policy
       assert "frame-src 'none'" in policy and "object-src 'none'" in policy
-      assert 'script-src \'self\' \'unsafe-inline\' https://cdn.example' in (
-          policy
-      )
+      assert "script-src 'self' 'unsafe-inline' https://cdn.example" in (policy)
       probe = f'{allowed}/mcp-apps/static/page.css'
       assert declared.evaluate('(u) => window.probe(u)', probe) == 'ok'
       # No csp metadata: the restrictive default blocks the same request.
@@ -435,8 +451,12 @@ def test_cold_widgets_render_placeholders_without_server_access(artifacts):
     unsafe.locator('button').click()
     wait_log(page, 'rendered', 2)
     assert server.reruns == [{
-        'appName': 'app', 'userId': 'user', 'sessionId': 'session-1',
-        'eventId': 'e2', 'functionCallId': 'fc-e2', 'confirmed': True,
+        'appName': 'app',
+        'userId': 'user',
+        'sessionId': 'session-1',
+        'eventId': 'e2',
+        'functionCallId': 'fc-e2',
+        'confirmed': True,
     }]
 
 
