@@ -30,6 +30,8 @@ Example::
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
+from collections.abc import Callable
 import contextlib
 import dataclasses
 import json
@@ -129,6 +131,16 @@ class ContractServer:
   rpc: list[dict[str, Any]] = dataclasses.field(default_factory=list)
   teardowns: list[dict[str, Any]] = dataclasses.field(default_factory=list)
   reruns: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+  backend: (
+      Callable[
+          [],
+          contextlib.AbstractAsyncContextManager[
+              Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+          ],
+      ]
+      | None
+  ) = None
+  """Opens, in the server's loop, what answers forwarded View requests."""
   port: int = 0
 
   def __post_init__(self) -> None:
@@ -136,6 +148,9 @@ class ContractServer:
     self._leases: dict[str, str] = {}
     self._queues: dict[str, asyncio.Queue[dict[str, Any] | None]] = {}
     self._loop: asyncio.AbstractEventLoop | None = None
+    self._forward: (
+        Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]] | None
+    ) = None
     self._server: uvicorn.Server | None = None
     self._thread: threading.Thread | None = None
     self.sse_open = threading.Event()
@@ -213,7 +228,9 @@ class ContractServer:
     if 'id' not in message:
       return Response(status_code=204)
     result: dict[str, Any] = {}
-    if message['method'] == 'tools/call':
+    if self._forward is not None:
+      result = await self._forward(message['method'], message.get('params'))
+    elif message['method'] == 'tools/call':
       name = message['params']['name']
       result = {'content': [{'type': 'text', 'text': f'called {name}'}]}
     return JSONResponse(
@@ -299,6 +316,13 @@ class ContractServer:
 
       async def serve() -> None:
         assert self._server is not None
+        async with contextlib.AsyncExitStack() as stack:
+          if self.backend is not None:
+            self._forward = await stack.enter_async_context(self.backend())
+          await listen()
+
+      async def listen() -> None:
+        assert self._server is not None
         task = asyncio.ensure_future(self._server.serve())
         while not self._server.started and not task.done():
           await asyncio.sleep(0.01)
@@ -309,7 +333,7 @@ class ContractServer:
 
     self._thread = threading.Thread(target=run, daemon=True)
     self._thread.start()
-    if not started.wait(20) or not self._server.started:
+    if not started.wait(60) or not self._server.started:
       raise RuntimeError('the contract server did not start')
     self.port = self._server.servers[0].sockets[0].getsockname()[1]
     return self
@@ -353,12 +377,18 @@ def page_log(page: Any) -> list[dict[str, Any]]:
   return page.evaluate('() => window.adkMcpApps.log')
 
 
-def view_frame(page: Any, event_id: str) -> Any:
-  """The inner View frame of a widget (sandbox proxy -> srcdoc child)."""
+def view_frame(
+    page: Any, event_id: str, ready: str = '() => window.rec !== undefined'
+) -> Any:
+  """The inner View frame of a widget (sandbox proxy -> srcdoc child).
+
+  ``ready`` is a predicate evaluated in the frame until true; the default
+  fits :func:`view_html`.
+  """
   outer = page.frame_locator(f'section[data-event-id="{event_id}"] iframe')
   inner = outer.locator('iframe')
   inner.wait_for(state='attached')
   frame = inner.element_handle().content_frame()
   assert frame is not None
-  frame.wait_for_function('() => window.rec !== undefined')
+  frame.wait_for_function(ready)
   return frame

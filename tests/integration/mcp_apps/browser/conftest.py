@@ -17,9 +17,15 @@
 from __future__ import annotations
 
 import pathlib
+import sys
 
 from browser_support import ensure_page_built
 import pytest
+
+# third_party_support (the published servers) lives one level up.
+_MCP_APPS = str(pathlib.Path(__file__).resolve().parents[1])
+if _MCP_APPS not in sys.path:
+  sys.path.append(_MCP_APPS)
 
 
 @pytest.fixture(scope='session', autouse=True)

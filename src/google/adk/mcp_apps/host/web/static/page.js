@@ -80,7 +80,7 @@ async function forward(view, method, params, notification = false) {
   if (!view.initialized) throw new Error("View is not initialized");
   const message = {jsonrpc: "2.0", method, params};
   if (!notification) message.id = ++rpcId;
-  note("rpc", {viewId: view.viewId, method});
+  note("rpc", {viewId: view.viewId, method, name: params && params.name});
   const reply = await api(`/views/${view.viewId}/rpc`,
       {method: "POST", body: message, headers: viewHeaders(view)});
   if (notification || reply === null) return {};
