@@ -38,6 +38,7 @@ from collections.abc import Collection
 from collections.abc import Hashable
 from collections.abc import Iterable
 from collections.abc import Mapping
+import dataclasses
 import logging
 import time
 from typing import Optional
@@ -571,6 +572,13 @@ class McpAppBindingRegistry:
         )
       entries = self._table.entries()
       for entry in entries:
+        if entry.effective.host_capabilities is None:
+          # Registered without a profile: the first one bound supplies
+          # the capabilities (overrides narrow them only with a profile).
+          with self._table.lock:
+            entry.effective = dataclasses.replace(
+                entry.effective, host_capabilities=profile.host_capabilities
+            )
         entry.apps_routed = self.routes_apps(entry.toolset_id)
       self._readiness = readiness
       targets = [e for e in entries if e.apps_routed]

@@ -62,6 +62,12 @@ class RegistryToolset(BaseToolset):
     """The toolset id this handle resolves."""
     return self._toolset_id
 
+  @property
+  def registry(self) -> ProxyLookup:
+    """The registry this handle resolves through (what an HTTP adapter
+    reads to find an agent's Apps host)."""
+    return self._registry
+
   def current(self) -> HostBoundMcpToolset:
     """The proxy currently installed for this id."""
     return self._registry.lookup(self._toolset_id)

@@ -72,6 +72,26 @@ class HostServiceErrorReason(enum.Enum):
   UNSUPPORTED = 'unsupported'
   """The action is outside v1 (for example a streaming export)."""
 
+  ORIGIN_DENIED = 'origin_denied'
+  """The HTTP adapter refused the request's `Origin`, `Host` or fetch
+  site (a cross-origin request to an Apps route)."""
+
+  CSRF_DENIED = 'csrf_denied'
+  """A state-changing Apps route lacked a matching CSRF double-submit
+  token."""
+
+  NOT_LOOPBACK = 'not_loopback'
+  """The reference HTTP adapter serves loopback configurations only."""
+
+  NOT_FOUND = 'not_found'
+  """No such Apps app, Session or route target."""
+
+  BAD_REQUEST = 'bad_request'
+  """The request body is not what the route takes."""
+
+  TOO_LARGE = 'too_large'
+  """The request body exceeds the adapter's limit."""
+
 
 class HostServiceError(McpAppsError):
   """The host service denied an action; nothing was released or run.

@@ -539,6 +539,18 @@ class McpAppHostService:
       self._denied(action, e, **ids)
     return view
 
+  async def check_view(
+      self, request: PrincipalRequest, *, view_id: str, lease: str
+  ) -> None:
+    """Checks that `lease` serves the open View `view_id` for the caller
+    (what an adapter does before it streams the View's notifications).
+
+    Raises:
+      HostServiceError: `UNAUTHENTICATED`, `LEASE_INVALID` or
+        `LEASE_EXPIRED`.
+    """
+    await self._admit('notifications', request, view_id, lease, None)
+
   async def handle(
       self,
       request: PrincipalRequest,
