@@ -22,10 +22,12 @@ import sys
 from browser_support import ensure_page_built
 import pytest
 
-# third_party_support (the published servers) lives one level up.
-_MCP_APPS = str(pathlib.Path(__file__).resolve().parents[1])
-if _MCP_APPS not in sys.path:
-  sys.path.append(_MCP_APPS)
+# third_party_support (the published servers) lives one level up,
+# adapter_support (the adapter over the conformance server) beside it.
+_MCP_APPS = pathlib.Path(__file__).resolve().parents[1]
+for _path in (str(_MCP_APPS), str(_MCP_APPS / 'adapter')):
+  if _path not in sys.path:
+    sys.path.append(_path)
 
 
 @pytest.fixture(scope='session', autouse=True)

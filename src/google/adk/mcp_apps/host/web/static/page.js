@@ -83,6 +83,7 @@ async function forward(view, method, params, notification = false) {
   note("rpc", {viewId: view.viewId, method, name: params && params.name});
   const reply = await api(`/views/${view.viewId}/rpc`,
       {method: "POST", body: message, headers: viewHeaders(view)});
+  note("rpc-reply", {viewId: view.viewId, method, ok: !(reply && reply.error)});
   if (notification || reply === null) return {};
   if (reply.error) throw new Error(reply.error.message || "denied");
   return reply.result;
@@ -193,6 +194,7 @@ async function teardown(view, requested) {
   try {
     await api(`/views/${view.viewId}/teardown`, {method: "POST",
         body: {acknowledged}, headers: {"X-MCP-Apps-Lease": view.lease}});
+    note("closed", {viewId: view.viewId});
   } finally {
     await view.bridge.close().catch(() => {});
     view.frame.remove();
