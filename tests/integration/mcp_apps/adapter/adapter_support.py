@@ -233,11 +233,13 @@ async def served(
     allow_dev_providers: bool = True,
     socket_: bool = True,
     mcp_apps_option: bool = True,
+    connection_params: Any = None,
     **service_options: Any,
 ) -> AsyncIterator[Served]:
-  """ADK's FastAPI app with the adapter over the conformance server."""
+  """ADK's FastAPI app with the adapter over the conformance server (or
+  over `connection_params`' server, e.g. a published one)."""
   port = free_port()
-  params = StdioConnectionParams(
+  params = connection_params or StdioConnectionParams(
       server_params=mcp_apps.stdio_parameters(
           {"effects_file": str(tmp_path / "effects.json")}
       ),
@@ -271,9 +273,7 @@ async def served(
   try:
     if socket_:
       server = _Server(
-          uvicorn.Config(
-              app, host="127.0.0.1", port=port, log_level="warning"
-          )
+          uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
       )
       task = asyncio.create_task(server.serve())
       ready = asyncio.create_task(server.ready.wait())

@@ -36,8 +36,11 @@ from browser_support import chromium_page
 from browser_support import page_log
 from browser_support import view_frame
 from google.adk.mcp_apps.operations.message_permit import attest_every_message
+from google.adk.tools.mcp_tool import StdioConnectionParams
 from mcp_apps_conformance_server import names
 import pytest
+from third_party_support import needs_node
+from third_party_support import servers
 
 pytestmark = pytest.mark.integration
 
@@ -50,6 +53,8 @@ class AdapterThread:
 
   mcp_apps: Any
   tmp_path: Path
+  tool: str = names.OPEN_VIEW
+  connection_params: Any = None
   origin: str = ''
   widget: dict[str, Any] = dataclasses.field(default_factory=dict)
 
@@ -67,10 +72,11 @@ class AdapterThread:
       async with served(
           self.mcp_apps,
           self.tmp_path,
+          connection_params=self.connection_params,
           message_confirmation=attest_every_message,
       ) as s:
         self.origin = s.origin
-        self.widget = await s.chat_widget()
+        self.widget = await s.chat_widget(self.tool)
         self._ready.set()
         await self._stop.wait()
 
@@ -149,3 +155,33 @@ def test_conformance_view_works_through_the_adapter_in_chromium(
       kinds = [e['kind'] for e in page_log(page)]
       assert kinds.index('sandbox-ready') < kinds.index('initialized')
       assert frame.is_detached()
+
+
+@needs_node
+def test_system_monitor_view_polls_live_through_the_adapter(
+    mcp_apps: Any, tmp_path: Path, artifacts: Path
+) -> None:
+  servers.ensure_installed()
+  params = StdioConnectionParams(
+      server_params=servers.stdio_params('system-monitor'), timeout=30.0
+  )
+  with AdapterThread(
+      mcp_apps, tmp_path, tool='get-system-info', connection_params=params
+  ) as stage:
+    assert stage.widget['state'] == 'live'
+    with chromium_page(artifacts, 'adapter-system-monitor') as page:
+      page.goto(stage.page_url())
+      view_frame(page, stage.widget['eventId'], LOADED)
+      # The View polls its app-only tool; each poll is a governed call
+      # through the adapter that succeeds.
+      _wait(
+          page,
+          '() => window.adkMcpApps.log.filter((e) => e.kind === "rpc-reply"'
+          ' && e.method === "tools/call" && e.ok).length >= 2',
+      )
+      polls = [
+          e
+          for e in page_log(page)
+          if e['kind'] == 'rpc' and e['method'] == 'tools/call'
+      ]
+      assert {e['name'] for e in polls} == {'poll-system-stats'}
