@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from pathlib import Path
+import sys
 import threading
 from typing import Any
 
@@ -37,6 +38,7 @@ from browser_support import page_log
 from browser_support import view_frame
 from google.adk.mcp_apps.operations.message_permit import attest_every_message
 from google.adk.tools.mcp_tool import StdioConnectionParams
+from mcp import StdioServerParameters
 from mcp_apps_conformance_server import names
 import pytest
 from third_party_support import needs_node
@@ -185,3 +187,51 @@ def test_system_monitor_view_polls_live_through_the_adapter(
           if e['kind'] == 'rpc' and e['method'] == 'tools/call'
       ]
       assert {e['name'] for e in polls} == {'poll-system-stats'}
+
+
+DASHBOARD_SERVER = (
+    Path(__file__).resolve().parents[4]
+    / 'contributing'
+    / 'samples'
+    / 'mcp_apps_dashboard'
+    / 'server.py'
+)
+
+
+def test_dashboard_sample_view_queries_its_app_only_tool_through_the_adapter(
+    mcp_apps: Any, tmp_path: Path, artifacts: Path
+) -> None:
+  params = StdioConnectionParams(
+      server_params=StdioServerParameters(
+          command=sys.executable,
+          args=[str(DASHBOARD_SERVER)],
+          env={
+              'XDG_CACHE_HOME': str(tmp_path / 'cache'),
+              'PATH': '/usr/bin:/bin',
+          },
+      ),
+      timeout=30.0,
+  )
+  with AdapterThread(
+      mcp_apps, tmp_path, tool='show_agent_dashboard', connection_params=params
+  ) as stage:
+    assert stage.widget['state'] == 'live'
+    with chromium_page(artifacts, 'adapter-dashboard') as page:
+      page.goto(stage.page_url())
+      frame = view_frame(page, stage.widget['eventId'], LOADED)
+      # Filtering by event type makes the View query its app-only tool.
+      frame.wait_for_function(
+          '() => document.querySelectorAll("#f-type option").length > 1'
+      )
+      frame.locator('#f-type').select_option(index=1)
+      _wait(
+          page,
+          '() => window.adkMcpApps.log.some((e) => e.kind === "rpc-reply"'
+          ' && e.method === "tools/call" && e.ok)',
+      )
+      calls = [
+          e
+          for e in page_log(page)
+          if e['kind'] == 'rpc' and e['method'] == 'tools/call'
+      ]
+      assert calls[0]['name'] == 'query_agent_events'
