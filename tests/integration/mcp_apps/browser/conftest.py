@@ -16,7 +16,9 @@
 
 from __future__ import annotations
 
+import os
 import pathlib
+import re
 import sys
 
 from browser_support import ensure_page_built
@@ -37,5 +39,15 @@ def _page_built() -> None:
 
 @pytest.fixture
 def artifacts(request: pytest.FixtureRequest) -> pathlib.Path:
-  """Where a failing test's screenshot goes (tmp_path, kept by pytest)."""
-  return request.getfixturevalue('tmp_path') / 'artifacts'
+  """Where a failing test's screenshot and console log go.
+
+  `$MCP_APPS_BROWSER_ARTIFACTS` (CI can collect it) or the project's
+  `.cache/browser-artifacts/`, one folder per test.
+  """
+  base = os.environ.get('MCP_APPS_BROWSER_ARTIFACTS') or str(
+      pathlib.Path(__file__).resolve().parents[4]
+      / '.cache'
+      / 'browser-artifacts'
+  )
+  name = re.sub(r'[^A-Za-z0-9_.-]+', '_', request.node.nodeid)
+  return pathlib.Path(base) / name

@@ -235,3 +235,31 @@ def test_dashboard_sample_view_queries_its_app_only_tool_through_the_adapter(
           if e['kind'] == 'rpc' and e['method'] == 'tools/call'
       ]
       assert calls[0]['name'] == 'query_agent_events'
+
+
+@needs_node
+def test_basic_vanillajs_view_calls_get_time_through_the_adapter(
+    mcp_apps: Any, tmp_path: Path, artifacts: Path
+) -> None:
+  servers.ensure_installed()
+  params = StdioConnectionParams(
+      server_params=servers.stdio_params('basic-vanillajs'), timeout=30.0
+  )
+  with AdapterThread(
+      mcp_apps, tmp_path, tool='get-time', connection_params=params
+  ) as stage:
+    with chromium_page(artifacts, 'adapter-vanillajs') as page:
+      page.goto(stage.page_url())
+      frame = view_frame(page, stage.widget['eventId'], LOADED)
+      frame.get_by_role('button', name='Get Server Time').click()
+      _wait(
+          page,
+          '() => window.adkMcpApps.log.some((e) => e.kind === "rpc-reply"'
+          ' && e.method === "tools/call" && e.ok)',
+      )
+      calls = [
+          e
+          for e in page_log(page)
+          if e['kind'] == 'rpc' and e['method'] == 'tools/call'
+      ]
+      assert calls[0]['name'] == 'get-time'
