@@ -11,10 +11,12 @@ WORKERS ?= 4
 NPM_DIR := tests/integration/third_party_mcp_apps
 export PYTHONPATH := $(CURDIR)/src:$(CURDIR)/tests/integration/fixtures:$(CURDIR)/contributing/samples
 export PYTHONDONTWRITEBYTECODE := 1
+# playwright (requirements-dev.txt) drives Debian's Chromium; never a download.
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
 .PHONY: venv sync patches check-patches check-series check-series-full check-commits \
 	wheel demo test test-full unit conformance conformance-check bench bench-smoke amend-start \
-	amend-finish amend-abort npm-servers chromium sweep compat-core compat-mcp1
+	amend-finish amend-abort npm-servers page chromium sweep compat-core compat-mcp1
 
 $(STAMP): requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -55,7 +57,7 @@ amend-finish:
 amend-abort:
 	$(SERIES) amend-abort
 
-wheel: venv sync
+wheel: venv sync page
 	$(PY) tools/series.py wheel --python $(abspath $(PY))
 
 npm-servers:
@@ -63,13 +65,19 @@ npm-servers:
 	  $(PY) -c 'import sys; sys.path.insert(0, "$(NPM_DIR)"); import servers; servers.ensure_installed()'; \
 	fi
 
+# The renderer page's AppBridge bundle (the published ext-apps package,
+# pinned in tools/page/package-lock.json) and its licenses, built into
+# package data; generated, never committed (tools/build_page.py).
+page: sync
+	$(PYTHON) tools/build_page.py
+
 # Debian's Chromium, for the View tests (no test tool downloads a browser).
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
 
 # The whole suite on the whole stack, with the series tool's own tests.
-unit: venv sync npm-servers chromium
+unit: venv sync npm-servers page chromium
 	$(PY) -m pytest -p no:cacheprovider -q -n $(WORKERS) --dist loadfile \
 	  tests tools/tests
 

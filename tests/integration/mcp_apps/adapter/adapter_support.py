@@ -232,10 +232,12 @@ def build_app(
     profile: Any = None,
     allow_dev_providers: bool = True,
     mcp_apps_option: bool = True,
+    connection_params: Any = None,
 ) -> tuple[Any, McpAppBindingRegistry, ScriptedLlm]:
-  """ADK's FastAPI app (adapter on) over the conformance server; the
-  caller closes the registry."""
-  params = StdioConnectionParams(
+  """ADK's FastAPI app (adapter on) over the conformance server (or
+  `connection_params`' server, e.g. a published one); the caller closes the
+  registry."""
+  params = connection_params or StdioConnectionParams(
       server_params=mcp_apps.stdio_parameters(
           {"effects_file": str(tmp_path / "effects.json")}
       ),
@@ -273,6 +275,7 @@ async def served(
     allow_dev_providers: bool = True,
     socket_: bool = True,
     mcp_apps_option: bool = True,
+    connection_params: Any = None,
     **service_options: Any,
 ) -> AsyncIterator[Served]:
   """ADK's FastAPI app with the adapter over the conformance server."""
@@ -285,6 +288,7 @@ async def served(
       profile=profile,
       allow_dev_providers=allow_dev_providers,
       mcp_apps_option=mcp_apps_option,
+      connection_params=connection_params,
   )
   adapter = getattr(app.state, "mcp_apps_adapter", None)
   if adapter is not None:

@@ -821,8 +821,12 @@ class TurnAttribution:
     self._adapter = adapter
 
   async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-    if scope.get('type') == 'http' and str(scope.get('path', '')).startswith(
-        PREFIX
+    # The sandbox proxy page is framed cross-site by design (the main origin
+    # embeds the second loopback origin); its route checks the Host itself.
+    if (
+        scope.get('type') == 'http'
+        and str(scope.get('path', '')).startswith(PREFIX)
+        and scope.get('path') != PREFIX + '/sandbox'
     ):
       # Ahead of the stock Origin middleware, so an Apps denial is the
       # adapter's: logged, with its reason body.

@@ -743,11 +743,12 @@ def _view_data(document: RenderDocument) -> dict[str, Any]:
   """The iframe's data: the document's View data and a host context built
   from non-secret widget facts only."""
   data = document.view_data()
-  descriptor = document.descriptor
+  # No `toolInfo`: the spec requires its `tool` (the full Tool
+  # definition), and Views built on the ext-apps App SDK reject a host
+  # context without it.
   host_context = {
       'displayMode': 'inline',
       'availableDisplayModes': ['inline'],
-      'toolInfo': {'id': descriptor.correlation.function_call_id},
   }
   ui_meta = data['uiMeta']
   return {
