@@ -211,7 +211,8 @@ def _stages(args: argparse.Namespace) -> list[Stage]:
   paths = ['tests', 'tools/tests']
   return [
       Stage(
-          'set-up', ['make', '-s', 'venv', 'sync', 'npm-servers', 'page', 'chromium']
+          'set-up',
+          ['make', '-s', 'venv', 'sync', 'npm-servers', 'page', 'chromium'],
       ),
       Stage('series checks', series),
       # The wheel, then the core install (no mcp) with it as the top prefix.

@@ -94,12 +94,12 @@ if TYPE_CHECKING:
   from .errors import McpAppVisibilityError as McpAppVisibilityError
   from .host.errors import HostServiceError as HostServiceError
   from .host.errors import HostServiceErrorReason as HostServiceErrorReason
-  from .host.service import McpAppHostService as McpAppHostService
   from .host.export import ExportLimits as ExportLimits
   from .host.export import ExportProjection as ExportProjection
   from .host.export import ExportResult as ExportResult
   from .host.rerun import RerunConfirmation as RerunConfirmation
   from .host.rerun import RerunResult as RerunResult
+  from .host.service import McpAppHostService as McpAppHostService
   from .host.service import OpenedView as OpenedView
   from .host.view_leases import ViewLeases as ViewLeases
   from .operations.errors import OperationError as OperationError

@@ -64,8 +64,8 @@ from .leases import LeaseError
 from .leases import LeaseRetryPolicy
 from .leases import LeaseToken
 from .leases import RunnerLeaseLedger
-from .overrides import CALLERS
 from .overrides import BindingOverrides
+from .overrides import CALLERS
 from .overrides import EffectiveBinding
 from .overrides import narrowed
 from .proxy import DEFAULT_DRAIN_TIMEOUT

@@ -81,8 +81,8 @@ from .export import ExportProjection
 from .export import ExportResolver
 from .export import ExportResult
 from .rerun import Confirm
-from .rerun import run_tool_again
 from .rerun import RerunResult
+from .rerun import run_tool_again
 from .view_leases import LeaseScope
 from .view_leases import ViewLease
 from .view_leases import ViewLeases
