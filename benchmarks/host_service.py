@@ -304,7 +304,6 @@ class _Host:
     # pylint: disable-next=g-import-not-at-top
     from google.adk.mcp_apps import SessionKey
 
-    self._opened_call = self.call_id
     self._opened = await self.service.open_view(
         self.request,
         session=SessionKey(APP, USER, self.session_id),
