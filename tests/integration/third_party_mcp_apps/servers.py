@@ -16,7 +16,8 @@
 
 The MCP Apps host support is checked against servers someone else wrote, not
 only against our own fixtures. This module pins three example servers from
-the ``modelcontextprotocol/ext-apps`` project on npm (``package.json`` and
+the ``modelcontextprotocol/ext-apps`` project on npm (and CesiumJS, which
+the map server's View loads from a CDN) (``package.json`` and
 ``package-lock.json`` next to this file, exact versions and integrity
 hashes), installs them with ``npm ci`` when needed, and starts them.
 
@@ -78,6 +79,13 @@ SERVER_PACKAGES: Mapping[str, str] = {
     "map": "@modelcontextprotocol/server-map",
 }
 """Short names used by the tests -> npm package names."""
+
+CESIUM_VERSION = "1.123"
+"""The CesiumJS release the map server's View loads from its CDN."""
+
+CESIUM_BUILD = NODE_MODULES / "cesium" / "Build" / "Cesium"
+"""That release's build, from the npm package ``cesium`` pinned beside the
+servers, so a browser test can answer the View's CDN requests offline."""
 
 NPM_INSTALL_TIMEOUT_S = 300.0
 READY_TIMEOUT_S = 20.0
@@ -183,7 +191,7 @@ def ensure_installed(npm: str | None = None) -> pathlib.Path:
   Returns:
     The ``node_modules`` directory.
   """
-  return install_lockfile(HERE, SERVER_PACKAGES.values(), npm)
+  return install_lockfile(HERE, (*SERVER_PACKAGES.values(), "cesium"), npm)
 
 
 def package_dir(name: str) -> pathlib.Path:

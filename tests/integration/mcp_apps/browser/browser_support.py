@@ -64,6 +64,12 @@ CHROMIUM_ARGS = [
     '--disable-sync',
     '--no-first-run',
 ]
+IN_PROCESS_FRAMES = (
+    '--disable-site-isolation-trials',
+    '--disable-features=IsolateOrigins,site-per-process',
+)
+"""Keeps cross-origin frames in the page's process, where Playwright can
+route their requests (a View's CDN loads); origins and sandboxing hold."""
 CSRF_COOKIE = 'adk_mcp_apps_csrf'
 
 
@@ -348,13 +354,15 @@ class ContractServer:
 
 
 @contextlib.contextmanager
-def chromium_page(artifacts: pathlib.Path, name: str):
+def chromium_page(
+    artifacts: pathlib.Path, name: str, extra_args: tuple[str, ...] = ()
+):
   """A fresh headless Chromium page; a screenshot is kept if the body fails."""
   from playwright.sync_api import sync_playwright
 
   with sync_playwright() as playwright:
     browser = playwright.chromium.launch(
-        executable_path=CHROMIUM, args=CHROMIUM_ARGS
+        executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *extra_args]
     )
     try:
       page = browser.new_page()

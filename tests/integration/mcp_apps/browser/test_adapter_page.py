@@ -34,6 +34,7 @@ from adapter_support import APP
 from adapter_support import served
 from adapter_support import USER
 from browser_support import chromium_page
+from browser_support import IN_PROCESS_FRAMES
 from browser_support import page_log
 from browser_support import view_frame
 from google.adk.mcp_apps.operations.message_permit import attest_every_message
@@ -263,3 +264,60 @@ def test_basic_vanillajs_view_calls_get_time_through_the_adapter(
           if e['kind'] == 'rpc' and e['method'] == 'tools/call'
       ]
       assert calls[0]['name'] == 'get-time'
+
+
+def _cesium_cdn(route: Any) -> None:
+  """Answers the View's CesiumJS CDN requests from the pinned npm build;
+  any other outside request (map tiles) fails as it would offline."""
+  url = route.request.url
+  prefix = (
+      'https://cesium.com/downloads/cesiumjs/releases/'
+      f'{servers.CESIUM_VERSION}/Build/Cesium/'
+  )
+  if not url.startswith(prefix):
+    route.abort()
+    return
+  relative = url[len(prefix) :].split('?')[0]
+  path = (servers.CESIUM_BUILD / relative).resolve()
+  if servers.CESIUM_BUILD.resolve() in path.parents and path.is_file():
+    route.fulfill(path=str(path))
+  else:
+    route.fulfill(status=404)
+
+
+@needs_node
+def test_map_view_renders_its_globe_and_updates_model_context(
+    mcp_apps: Any, tmp_path: Path, artifacts: Path
+) -> None:
+  servers.ensure_installed()
+  params = StdioConnectionParams(
+      server_params=servers.stdio_params('map'), timeout=30.0
+  )
+  with AdapterThread(
+      mcp_apps, tmp_path, tool='show-map', connection_params=params
+  ) as stage:
+    # The View's frames are in-process here so the test can answer the
+    # View's CDN requests (see docs/decisions/issue26-map.md).
+    with chromium_page(
+        artifacts, 'adapter-map', extra_args=IN_PROCESS_FRAMES
+    ) as page:
+      page.context.route(lambda url: not url.startswith('http://'), _cesium_cdn)
+      page.goto(stage.page_url())
+      frame = view_frame(page, stage.widget['eventId'], LOADED)
+      # CesiumJS came from the declared CDN origin, built a WebGL globe,
+      # and the View, once initialized, sent a screenshot of it as model
+      # context through the adapter.
+      _replied(page, 'ui/update-model-context')
+      assert frame.locator('canvas').count() >= 1
+      policy = frame.evaluate(
+          '() => document.querySelector('
+          '"meta[http-equiv=Content-Security-Policy]").content'
+      )
+      assert 'https://*.cesium.com' in policy
+      (reply,) = [
+          e
+          for e in page_log(page)
+          if e['kind'] == 'rpc-reply'
+          and e['method'] == 'ui/update-model-context'
+      ]
+      assert reply['ok'] is True
