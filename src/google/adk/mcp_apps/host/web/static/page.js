@@ -109,12 +109,19 @@ function card(widget) {
 // The host-owned placeholder: rendering it makes no server request. A cold
 // widget offers one-click refresh only when the server classified the call
 // replay-safe; otherwise "Run <tool> again", warning that effects may repeat.
+// The server's "placeholder" offer shows its reason and no action.
 function placeholder(el, widget, text) {
   const box = document.createElement("div");
   box.className = "placeholder";
   box.setAttribute("role", "status");
   box.append(text);
-  if (widget.state === "cold") {
+  const offer = widget.affordance && widget.affordance.offer;
+  if (widget.state === "cold" && offer === "placeholder") {
+    const reason = document.createElement("p");
+    reason.className = "reason";
+    reason.textContent = `It cannot run again (${widget.affordance.reason || "unavailable"}).`;
+    box.append(reason);
+  } else if (widget.state === "cold") {
     const replaySafe = Boolean(widget.affordance && widget.affordance.replaySafe);
     const button = document.createElement("button");
     button.dataset.action = replaySafe ? "refresh" : "rerun";
