@@ -27,10 +27,10 @@ from typing import Any
 from typing import Optional
 import urllib.parse
 
-from adapter_support import APP
+from adapter_support import list_widgets
 from adapter_support import served
 from adapter_support import Served
-from adapter_support import USER
+from adapter_support import turn_widgets
 from google.adk.mcp_apps.bootstrap.cold_replay import RERUN_WARNING
 from google.adk.mcp_apps.contracts.local_dev import LocalDevReplayClassification
 from google.adk.mcp_apps.contracts.principal_resolver import Principal
@@ -72,36 +72,6 @@ class WidgetDenier:
     return purpose is SessionPurpose.VIEW
 
 
-async def turn(s: Served, *steps: list[tuple[str, dict[str, Any]]]) -> str:
-  """One chat turn on the stock routes playing `steps`; the Session id."""
-  created = await s.client.post(f"/apps/{APP}/users/{USER}/sessions")
-  assert created.status_code == 200, created.text
-  session_id = str(created.json()["id"])
-  s.llm.steps = list(steps)
-  run = await s.client.post(
-      "/run",
-      json={
-          "appName": APP,
-          "userId": USER,
-          "sessionId": session_id,
-          "newMessage": {"role": "user", "parts": [{"text": "go"}]},
-      },
-  )
-  assert run.status_code == 200, run.text
-  return session_id
-
-
-async def listed(s: Served, session_id: str) -> list[dict[str, Any]]:
-  answer = await s.client.get(
-      f"/mcp-apps/api/sessions/{APP}/{USER}/{session_id}/widgets"
-  )
-  assert answer.status_code == 200, answer.text
-  return [
-      {"appName": APP, "userId": USER, "sessionId": session_id, **w}
-      for w in answer.json()["widgets"]
-  ]
-
-
 async def make_cold(s: Served, widget: dict[str, Any]) -> None:
   """Opens the widget's View and closes it: its last View is gone."""
   opened = await s.open_view(widget)
@@ -121,18 +91,18 @@ async def test_cold_widgets_list_the_offer_a_click_runs(
       replay_classification=LocalDevReplayClassification([names.MUTABLE_VIEW]),
   )
   async with served(mcp_apps, tmp_path, socket_=False, profile=profile) as s:
-    session_id = await turn(
+    live = await turn_widgets(
         s,
         [(names.MUTABLE_VIEW, LABEL)],
         [(names.OPEN_VIEW, {})],
         [(names.MUTABLE_VIEW, OTHER)],
     )
-    live = await listed(s, session_id)
+    session_id = live[0]["sessionId"]
     safe, unsafe, denied = live
     for widget in live:
       await make_cold(s, widget)
     authorizer.denied.add(denied["functionCallId"])
-    cold = await listed(s, session_id)
+    cold = await list_widgets(s, session_id)
     raw = json.dumps(cold)
 
   assert [w["state"] for w in live] == ["live"] * 3
