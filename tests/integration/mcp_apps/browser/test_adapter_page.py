@@ -471,4 +471,7 @@ def test_a_widget_made_cold_renders_its_offer_without_a_view_and_runs_again(
           )
       )
       assert (states[safe], states[unsafe]) == ('cold', 'cold')
-      assert states[made[1]['eventId']] == 'live'
+      # The second click kept the first new View open: both stay live.
+      assert [states[m['eventId']] for m in made] == ['live', 'live']
+      assert not any(e['kind'] == 'teardown' for e in page_log(page))
+      assert len(stage.served.adapter.view_hosts()) == 2

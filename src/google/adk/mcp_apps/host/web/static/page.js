@@ -139,9 +139,11 @@ function placeholder(el, widget, text) {
           ...SESSION, eventId: widget.eventId,
           functionCallId: widget.functionCallId, confirmed: true}});
         note("rerun", {...made, action: button.dataset.action});
-        await render();
+        await render({keep: true});
       } catch (error) {
         box.append(` (${error.reason || error.message})`);
+      } finally {
+        button.disabled = false;
       }
     };
     box.append(button);
@@ -277,14 +279,22 @@ async function mount(el, widget) {
   await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
 }
 
-async function render() {
+// Renders the Session's widgets. With `keep` (after a refresh or re-run)
+// the widgets already shown stay as they are, open Views included (closing
+// a widget's last View would make it cold); only new widgets are added.
+async function render({keep = false} = {}) {
   const root = document.getElementById("widgets");
-  for (const view of views.values()) await teardown(view, false);
-  root.replaceChildren();
+  if (!keep) {
+    for (const view of views.values()) await teardown(view, false);
+    root.replaceChildren();
+  }
+  const shown = new Set([...root.children].map(
+      (el) => `${el.dataset.eventId} ${el.dataset.functionCallId}`));
   const {appName, userId, sessionId} = SESSION;
   const {widgets} = await api(`/sessions/${encodeURIComponent(appName)}/` +
       `${encodeURIComponent(userId)}/${encodeURIComponent(sessionId)}/widgets`);
   for (const widget of widgets) {
+    if (shown.has(`${widget.eventId} ${widget.functionCallId}`)) continue;
     const el = card(widget);
     root.append(el);
     if (widget.state === "cold") {
