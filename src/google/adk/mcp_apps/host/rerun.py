@@ -25,6 +25,10 @@ docs/decisions/issue25-rerun.md.
 
 Usage:
 
+  offer = await decide_cold_affordance(   # what to show; runs nothing
+      runner=runner, registry=registry, principal=principal,
+      session=key, event_id=event_id, function_call_id=call_id,
+  )
   result = await run_tool_again(
       runner=runner, registry=registry, principal=principal,
       session=key, event_id=event_id, function_call_id=call_id,
