@@ -319,3 +319,42 @@ async def served(
       server.should_exit = True
       await task
     await registry.aclose()
+
+
+async def list_widgets(s: Served, session_id: str) -> list[dict[str, Any]]:
+  """The Session's widgets as the widgets route lists them, each with the
+  Session locator."""
+  answer = await s.client.get(
+      f"/mcp-apps/api/sessions/{APP}/{USER}/{session_id}/widgets",
+      headers=s.headers,
+  )
+  assert answer.status_code == 200, answer.text
+  return [
+      {"appName": APP, "userId": USER, "sessionId": session_id, **widget}
+      for widget in answer.json()["widgets"]
+  ]
+
+
+async def turn_widgets(
+    s: Served, *steps: list[tuple[str, dict[str, Any]]]
+) -> list[dict[str, Any]]:
+  """One chat turn in a new Session whose model plays `steps` (one model
+  response each); returns the widgets it rendered, as listed."""
+  created = await s.client.post(
+      f"/apps/{APP}/users/{USER}/sessions", headers=s.headers
+  )
+  assert created.status_code == 200, created.text
+  session_id = str(created.json()["id"])
+  s.llm.steps = [list(step) for step in steps]
+  run = await s.client.post(
+      "/run",
+      json={
+          "appName": APP,
+          "userId": USER,
+          "sessionId": session_id,
+          "newMessage": {"role": "user", "parts": [{"text": "go"}]},
+      },
+      headers=s.headers,
+  )
+  assert run.status_code == 200, run.text
+  return await list_widgets(s, session_id)

@@ -189,7 +189,11 @@ class ContractServer:
       return JSONResponse({'reason': 'not_found'}, 404)
     return HTMLResponse(
         web.sandbox_html(),
-        headers={'Content-Security-Policy': web.SANDBOX_PROXY_CSP},
+        headers={
+            'Content-Security-Policy': web.sandbox_proxy_csp(
+                f'http://127.0.0.1:{self.port}'
+            )
+        },
     )
 
   def _post_ok(self, request: Request) -> bool:

@@ -32,12 +32,15 @@ from typing import Any
 
 from adapter_support import APP
 from adapter_support import served
+from adapter_support import turn_widgets
 from adapter_support import USER
 from browser_support import chromium_page
 from browser_support import IN_PROCESS_FRAMES
 from browser_support import page_log
 from browser_support import view_frame
+from google.adk.mcp_apps.contracts.local_dev import LocalDevReplayClassification
 from google.adk.mcp_apps.operations.message_permit import attest_every_message
+from google.adk.mcp_apps.profile import local_dev_profile
 from google.adk.tools.mcp_tool import StdioConnectionParams
 from mcp import StdioServerParameters
 from mcp_apps_conformance_server import names
@@ -58,8 +61,12 @@ class AdapterThread:
   tmp_path: Path
   tool: str = names.OPEN_VIEW
   connection_params: Any = None
+  profile: Any = None
+  prepare: Any = None
+  """An async `(Served) -> widget dict` run instead of one chat widget."""
   origin: str = ''
   widget: dict[str, Any] = dataclasses.field(default_factory=dict)
+  served: Any = None
 
   def __post_init__(self) -> None:
     self._ready = threading.Event()
@@ -76,10 +83,15 @@ class AdapterThread:
           self.mcp_apps,
           self.tmp_path,
           connection_params=self.connection_params,
+          profile=self.profile,
           message_confirmation=attest_every_message,
       ) as s:
         self.origin = s.origin
-        self.widget = await s.chat_widget(self.tool)
+        self.served = s
+        if self.prepare is not None:
+          self.widget = await self.prepare(s)
+        else:
+          self.widget = await s.chat_widget(self.tool)
         self._ready.set()
         await self._stop.wait()
 
@@ -321,3 +333,203 @@ def test_map_view_renders_its_globe_and_updates_model_context(
           and e['method'] == 'ui/update-model-context'
       ]
       assert reply['ok'] is True
+
+
+ACK_TEARDOWN = (
+    '() => window.addEventListener("message", (event) => {'
+    ' const m = event.data;'
+    ' if (m && m.method === "ui/resource-teardown" && m.id !== undefined)'
+    ' parent.postMessage({jsonrpc: "2.0", id: m.id, result: {}}, "*"); })'
+)
+"""Makes the conformance View (which never answers) acknowledge teardown."""
+
+ASK_TEARDOWN = (
+    '() => parent.postMessage({jsonrpc: "2.0",'
+    ' method: "ui/notifications/request-teardown", params: {}}, "*")'
+)
+
+REUSE_LEASE = """async ([viewId, lease, uri]) => {
+  const csrf = /adk_mcp_apps_csrf=([^;]*)/.exec(document.cookie)[1];
+  const response = await fetch(`/mcp-apps/api/views/${viewId}/rpc`, {
+    method: "POST", credentials: "same-origin",
+    headers: {"Content-Type": "application/json", "X-CSRF-Token": csrf,
+      "X-MCP-Apps-Lease": lease, "X-MCP-Apps-Request-Token": "late-1"},
+    body: JSON.stringify({jsonrpc: "2.0", id: 1, method: "resources/read",
+      params: {uri}})});
+  return [response.status, (await response.json()).reason];
+}"""
+
+
+def _count(page: Any, kind: str, count: int) -> None:
+  _wait(
+      page,
+      '([kind, count]) => window.adkMcpApps.log.filter((e) =>'
+      ' e.kind === kind).length >= count',
+      [kind, count],
+  )
+
+
+def _widgets(*steps: list[tuple[str, dict[str, Any]]]) -> Any:
+  """An `AdapterThread.prepare`: one turn playing `steps`."""
+
+  async def prepare(s: Any) -> dict[str, Any]:
+    widgets = await turn_widgets(s, *steps)
+    # Later turns (the View's ui/message) answer with text: no new widget.
+    s.llm.steps = []
+    return {**widgets[0], 'widgets': widgets}
+
+  return prepare
+
+
+@pytest.mark.conformance('XR-WEB-10', 'XR-WEB-11')
+def test_teardown_through_the_adapter_waits_for_ack_or_times_out_then_closes(
+    mcp_apps: Any, tmp_path: Path, artifacts: Path
+) -> None:
+  prepare = _widgets(*[[(names.OPEN_VIEW, {})]] * 3)
+  with AdapterThread(mcp_apps, tmp_path, prepare=prepare) as stage:
+    events = [w['eventId'] for w in stage.widget['widgets']]
+    with chromium_page(artifacts, 'adapter-teardown') as page:
+      page.goto(stage.page_url())
+      frames = [view_frame(page, e, LOADED) for e in events]
+      _count(page, 'initialized', 3)
+      ids = [
+          page.evaluate(
+              '(e) => document.querySelector('
+              '`section[data-event-id="${e}"]`).dataset.viewId',
+              e,
+          )
+          for e in events
+      ]
+      leases = page.evaluate(
+          '() => Object.fromEntries([...window.adkMcpApps.views].map('
+          '([id, v]) => [id, v.lease]))'
+      )
+      assert set(stage.served.adapter.view_hosts()) == set(ids)
+      # A View that acknowledges: the page closes it once it answered.
+      frames[0].evaluate(ACK_TEARDOWN)
+      page.evaluate('(id) => window.adkMcpApps.teardown(id)', ids[0])
+      _count(page, 'closed', 1)
+      # A View that never answers: the timeout ends the wait.
+      page.evaluate('(id) => window.adkMcpApps.teardown(id)', ids[1])
+      _count(page, 'closed', 2)
+      # A View asking to be torn down: the host decides (here: yes).
+      frames[2].evaluate(ACK_TEARDOWN)
+      frames[2].evaluate(ASK_TEARDOWN)
+      _count(page, 'closed', 3)
+      log = page_log(page)
+      torn = [
+          (e['viewId'], e['acknowledged'], e['requested'])
+          for e in log
+          if e['kind'] == 'teardown'
+      ]
+      assert torn == [
+          (ids[0], True, False),
+          (ids[1], False, False),
+          (ids[2], True, True),
+      ]
+      # Each close followed its teardown, and the adapter closed the View:
+      # it is gone from the service, and its lease is refused.
+      order = [(e['kind'], e['viewId']) for e in log if 'viewId' in e]
+      for view_id in ids:
+        assert order.index(('teardown', view_id)) < order.index(
+            ('closed', view_id)
+        )
+      assert stage.served.adapter.view_hosts() == {}
+      for view_id in ids:
+        reused = [view_id, leases[view_id], names.VIEW_URI]
+        assert page.evaluate(REUSE_LEASE, reused) == [
+            404,
+            'not_found',
+        ]
+      assert page.locator('section.widget iframe').count() == 0
+      assert page.locator('section.widget .placeholder').count() == 3
+      assert all(frame.is_detached() for frame in frames)
+
+
+@pytest.mark.conformance('XR-WEB-22', 'XR-WEB-23')
+def test_a_widget_made_cold_renders_its_offer_without_a_view_and_runs_again(
+    mcp_apps: Any, tmp_path: Path, artifacts: Path
+) -> None:
+  profile = local_dev_profile(
+      replay_classification=LocalDevReplayClassification([names.MUTABLE_VIEW])
+  )
+  prepare = _widgets(
+      [(names.MUTABLE_VIEW, {'label': 'cold'})], [(names.OPEN_VIEW, {})]
+  )
+  with AdapterThread(
+      mcp_apps, tmp_path, profile=profile, prepare=prepare
+  ) as stage:
+    safe, unsafe = (w['eventId'] for w in stage.widget['widgets'])
+    with chromium_page(artifacts, 'adapter-cold') as page:
+      page.goto(stage.page_url())
+      _count(page, 'initialized', 2)
+      # Their last Views close: the widgets are cold for real.
+      for view_id in page.evaluate('() => [...window.adkMcpApps.views.keys()]'):
+        page.evaluate('(id) => window.adkMcpApps.teardown(id)', view_id)
+      _count(page, 'closed', 2)
+      assert stage.served.adapter.view_hosts() == {}
+
+      requests: list[tuple[str, str]] = []
+      page.on('request', lambda r: requests.append((r.method, r.url)))
+      page.reload()
+      _count(page, 'rendered', 1)
+      # The host placeholders came from the page alone: no View opened, no
+      # sandbox loaded, no View request reached the server.
+      api = [
+          (method, url.split('/mcp-apps', 1)[1])
+          for method, url in requests
+          if '/mcp-apps/api' in url or '/mcp-apps/sandbox' in url
+      ]
+      session = stage.widget['sessionId']
+      assert api == [
+          ('GET', f'/api/sessions/{APP}/{USER}/{session}/widgets'),
+      ]
+      assert page.locator('iframe').count() == 0
+      assert stage.served.adapter.view_hosts() == {}
+      kinds = {e['kind'] for e in page_log(page)}
+      assert not kinds & {'rpc', 'sandbox-ready', 'initialized'}
+      # The offer matches each tool's replay safety.
+      refresh = page.locator(f'section[data-event-id="{safe}"] .placeholder')
+      rerun = page.locator(f'section[data-event-id="{unsafe}"] .placeholder')
+      assert refresh.locator('button').all_inner_texts() == ['Refresh']
+      assert refresh.locator('.warning').count() == 0
+      assert rerun.locator('button').all_inner_texts() == [
+          f'Run {names.OPEN_VIEW} again'
+      ]
+      assert 'may repeat its effects' in rerun.locator('.warning').inner_text()
+
+      # One click runs the tool again; the new widget renders live.
+      made: list[dict[str, Any]] = []
+      for placeholder, action in ((refresh, 'refresh'), (rerun, 'rerun')):
+        placeholder.locator('button').click()
+        _wait(
+            page,
+            '(action) => window.adkMcpApps.log.some((e) =>'
+            ' e.kind === "rerun" && e.action === action)',
+            action,
+        )
+        (new,) = [
+            e
+            for e in page_log(page)
+            if e['kind'] == 'rerun' and e['action'] == action
+        ]
+        frame = view_frame(page, new['eventId'], LOADED)
+        assert frame.evaluate('() => document.title') == 'Conformance View'
+        _count(page, 'initialized', len(made) + 1)
+        made.append(new)
+      assert [m for m, u in requests if u.endswith('/api/rerun')] == [
+          'POST',
+          'POST',
+      ]
+      assert {safe, unsafe}.isdisjoint(m['eventId'] for m in made)
+      states = dict(
+          page.evaluate(
+              '() => [...document.querySelectorAll("section.widget")].map('
+              '(s) => [s.dataset.eventId, s.dataset.state])'
+          )
+      )
+      assert (states[safe], states[unsafe]) == ('cold', 'cold')
+      # The second click kept the first new View open: both stay live.
+      assert [states[m['eventId']] for m in made] == ['live', 'live']
+      assert not any(e['kind'] == 'teardown' for e in page_log(page))
+      assert len(stage.served.adapter.view_hosts()) == 2

@@ -435,6 +435,17 @@ def test_cold_widgets_render_placeholders_without_server_access(artifacts):
       widgets=[
           widget('e1', state='cold', affordance={'replaySafe': True}),
           widget('e2', state='cold', toolName='book_flight'),
+          widget(
+              'e3',
+              state='cold',
+              affordance={
+                  'offer': 'placeholder',
+                  'replaySafe': False,
+                  'toolName': 'show_forecast',
+                  'warning': None,
+                  'reason': 'tool_missing',
+              },
+          ),
       ],
       documents={},
   )
@@ -455,6 +466,10 @@ def test_cold_widgets_render_placeholders_without_server_access(artifacts):
         'Run book_flight again'
     ]
     assert 'may repeat its effects' in unsafe.locator('.warning').inner_text()
+    # The server's placeholder offer: its reason, and no action.
+    gone = page.locator('section[data-event-id="e3"] .placeholder')
+    assert gone.locator('button').count() == 0
+    assert 'tool_missing' in gone.locator('.reason').inner_text()
     # One click runs it again (confirmed) and the page re-renders.
     unsafe.locator('button').click()
     wait_log(page, 'rendered', 2)

@@ -58,9 +58,11 @@ from fastapi.responses import StreamingResponse
 import pydantic
 from pydantic import alias_generators
 
+from . import web
 from ..affinity.security_domain import acting_principal
 from ..binding.registry import McpAppBindingRegistry
 from ..binding.registry_toolset import RegistryToolset
+from ..bootstrap.cold_replay import ColdOffer
 from ..contracts.local_dev import is_loopback_host
 from ..contracts.principal_resolver import Principal
 from ..contracts.principal_resolver import PrincipalRequest
@@ -554,7 +556,12 @@ class McpAppsAdapter:
       page_file = self._web_dir / 'sandbox.html'
       if not page_file.is_file():
         return Response(status_code=404)
-      return HTMLResponse(page_file.read_text(encoding='utf-8'))
+      return HTMLResponse(
+          page_file.read_text(encoding='utf-8'),
+          headers={
+              'Content-Security-Policy': web.sandbox_proxy_csp(self.main_origin)
+          },
+      )
 
     @router.get('/api/sessions/{app_name}/{user_id}/{session_id}/widgets')
     async def widgets(
@@ -567,7 +574,8 @@ class McpAppsAdapter:
         host = await self._host('list_widgets', app_name)
         key = SessionKey(app_name, user_id, session_id)
         await self._authorized_session('list_widgets', request, host, key)
-        return JSONResponse({'widgets': await self._widgets(host, key)})
+        listed = await self._widgets(host, key, request)
+        return JSONResponse({'widgets': listed})
 
       return await serve(request)
 
@@ -729,7 +737,7 @@ class McpAppsAdapter:
     return router
 
   async def _widgets(
-      self, host: _AppHost, key: SessionKey
+      self, host: _AppHost, key: SessionKey, request: Request
   ) -> list[dict[str, Any]]:
     session = await host.runner.session_service.get_session(
         app_name=key.app_name, user_id=key.user_id, session_id=key.session_id
@@ -763,9 +771,37 @@ class McpAppsAdapter:
             'toolsetId': toolset_id,
             'toolName': names.get(call_id) or '',
             'state': state,
-            'affordance': None,
+            'affordance': (
+                await self._affordance(host, key, request, event.id, call_id)
+                if state == 'cold'
+                else None
+            ),
         })
     return listed
+
+  async def _affordance(
+      self,
+      host: _AppHost,
+      key: SessionKey,
+      request: Request,
+      event_id: str,
+      call_id: str,
+  ) -> dict[str, Any]:
+    """A cold widget's offer, as the page shows it (no host-private
+    field: the refresh record never leaves the service)."""
+    decided = await host.service.cold_affordance(
+        self.principal_request(request),
+        session=key,
+        event_id=event_id,
+        function_call_id=call_id,
+    )
+    return {
+        'offer': decided.offer.value,
+        'replaySafe': decided.offer is ColdOffer.REFRESH,
+        'toolName': decided.tool_name,
+        'warning': decided.warning,
+        'reason': decided.reason,
+    }
 
   async def turn_principal(
       self, request: Request, body: bytes

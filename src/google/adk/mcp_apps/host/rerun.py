@@ -25,6 +25,10 @@ docs/decisions/issue25-rerun.md.
 
 Usage:
 
+  offer = await decide_cold_affordance(   # what to show; runs nothing
+      runner=runner, registry=registry, principal=principal,
+      session=key, event_id=event_id, function_call_id=call_id,
+  )
   result = await run_tool_again(
       runner=runner, registry=registry, principal=principal,
       session=key, event_id=event_id, function_call_id=call_id,
@@ -80,6 +84,7 @@ __all__ = [
     'RERUN_OPERATION',
     'RerunConfirmation',
     'RerunResult',
+    'decide_cold_affordance',
     'run_tool_again',
 ]
 
@@ -220,6 +225,168 @@ async def _requires_confirmation(
     return True  # A policy that cannot answer asks.
 
 
+class _Refused(Exception):
+  """The widget may not be acted on; `detail` says why."""
+
+  def __init__(self, detail: str) -> None:
+    super().__init__(detail)
+    self.detail = detail
+
+
+async def _authorized_widget(
+    runner: Any,
+    bound: McpAppsHostProfile,
+    principal: Principal,
+    session: SessionKey,
+    event_id: str,
+    call_id: str,
+) -> tuple[McpAppWidgetDescriptor, Any]:
+  """The widget's descriptor and agent, once `principal` may see both.
+
+  Raises:
+    _Refused: `unauthorized`, `widget_not_found` or `agent_missing`.
+  """
+  # The public descriptor names the toolset and the agent; it is read only
+  # after the principal may see the Session at all.
+  authorizer = bound.session_authorizer
+  try:
+    allowed = authorizer is not None and await authorizer.authorize(
+        principal, session, SessionPurpose.VIEW
+    )
+  except Exception:  # pylint: disable=broad-except
+    allowed = False
+  if not allowed or authorizer is None:
+    raise _Refused('unauthorized')
+  descriptor = _descriptor(await _session(runner, session), event_id, call_id)
+  if descriptor is None:
+    raise _Refused('widget_not_found')
+  find_agent = getattr(runner.agent, 'find_agent', None)
+  agent = find_agent(descriptor.correlation.agent_path) if find_agent else None
+  if agent is None or not hasattr(agent, 'canonical_tools'):
+    raise _Refused('agent_missing')
+  try:
+    allowed = await authorizer.authorize(
+        principal,
+        session,
+        SessionPurpose.VIEW,
+        widget=WidgetTarget(descriptor.toolset_id, event_id, call_id),
+    )
+  except Exception:  # pylint: disable=broad-except
+    allowed = False
+  if not allowed:
+    raise _Refused('unauthorized')
+  return descriptor, agent
+
+
+async def _decide(
+    runner: Any,
+    bound: McpAppsHostProfile,
+    principal: Principal,
+    session: SessionKey,
+    event_id: str,
+    call_id: str,
+    descriptor: McpAppWidgetDescriptor,
+    agent: Any,
+    invocation_id: str,
+) -> tuple[ColdAffordance, InvocationContext, Any]:
+  """The authorized widget's affordance against the agent's tools now.
+
+  Returns:
+    The affordance (`tool_missing` when the agent no longer lists the
+    bound tool), the decision's context, and the bound tool (None for the
+    placeholder).
+
+  Raises:
+    _Refused: `session_missing` or `tools_unavailable`.
+  """
+  stored = await _session(runner, session)
+  if stored is None:
+    raise _Refused('session_missing')
+  context = _decision_context(runner, stored, agent, invocation_id)
+  try:
+    tools = await agent.canonical_tools(ReadonlyContext(context))
+  except Exception as e:  # pylint: disable=broad-except
+    raise _Refused('tools_unavailable') from e
+  listing = [
+      t.raw_mcp_tool
+      for t in tools
+      if getattr(t, 'routing', None) is not None
+      and t.routing.toolset_id == descriptor.toolset_id
+  ]
+  decided = await cold_affordance(
+      profile=bound,
+      session_service=runner.session_service,
+      principal=principal,
+      session=session,
+      event_id=event_id,
+      function_call_id=call_id,
+      current_tools=listing,
+  )
+  if decided.offer is ColdOffer.PLACEHOLDER or decided.record is None:
+    return decided, context, None
+  tool = _bound_tool(tools, descriptor.toolset_id, decided.record.tool_name)
+  if tool is None:
+    placeholder = dataclasses.replace(
+        decided,
+        offer=ColdOffer.PLACEHOLDER,
+        reason='tool_missing',
+        warning=None,
+    )
+    return placeholder, context, None
+  return decided, context, tool
+
+
+async def decide_cold_affordance(
+    *,
+    runner: Any,
+    registry: Any,
+    principal: Principal,
+    session: SessionKey,
+    event_id: str,
+    function_call_id: str,
+    profile: Optional[McpAppsHostProfile] = None,
+) -> ColdAffordance:
+  """What a cold widget offers now, decided as `run_tool_again` decides it.
+
+  Runs nothing and raises no denial: a refusal (`unauthorized`,
+  `widget_not_found`, ...) is the `PLACEHOLDER` offer with that reason.
+
+  Args:
+    runner: The app-enabled `Runner` whose agent ran the original call.
+    registry: The `McpAppBindingRegistry` serving the widget's toolset.
+    principal: The resolved principal asking.
+    session: The widget's Session.
+    event_id: The widget's Event.
+    function_call_id: The widget's call.
+    profile: The bound profile (the registry's by default).
+
+  Returns:
+    The affordance (its `record` is host-private: never render it).
+  """
+  call_id = function_call_id
+  bound = profile or registry.profile
+  if bound is None:
+    return ColdAffordance(ColdOffer.PLACEHOLDER, call_id, reason='no_profile')
+  try:
+    descriptor, agent = await _authorized_widget(
+        runner, bound, principal, session, event_id, call_id
+    )
+    decided, _, _ = await _decide(
+        runner,
+        bound,
+        principal,
+        session,
+        event_id,
+        call_id,
+        descriptor,
+        agent,
+        new_invocation_context_id(),
+    )
+  except _Refused as e:
+    return ColdAffordance(ColdOffer.PLACEHOLDER, call_id, reason=e.detail)
+  return decided
+
+
 async def run_tool_again(
     *,
     runner: Any,
@@ -265,68 +432,34 @@ async def run_tool_again(
   def deny(detail: str) -> HostServiceError:
     return _deny(detail, session, event_id, call_id)
 
-  # The public descriptor names the toolset and the agent; it is read only
-  # after the principal may see the Session at all.
-  authorizer = bound.session_authorizer
   try:
-    allowed = authorizer is not None and await authorizer.authorize(
-        principal, session, SessionPurpose.VIEW
+    descriptor, agent = await _authorized_widget(
+        runner, bound, principal, session, event_id, call_id
     )
-  except Exception:  # pylint: disable=broad-except
-    allowed = False
-  if not allowed or authorizer is None:
-    raise deny('unauthorized')
-  descriptor = _descriptor(await _session(runner, session), event_id, call_id)
-  if descriptor is None:
-    raise deny('widget_not_found')
-  find_agent = getattr(runner.agent, 'find_agent', None)
-  agent = find_agent(descriptor.correlation.agent_path) if find_agent else None
-  if agent is None or not hasattr(agent, 'canonical_tools'):
-    raise deny('agent_missing')
-  try:
-    allowed = await authorizer.authorize(
-        principal,
-        session,
-        SessionPurpose.VIEW,
-        widget=WidgetTarget(descriptor.toolset_id, event_id, call_id),
-    )
-  except Exception:  # pylint: disable=broad-except
-    allowed = False
-  if not allowed:
-    raise deny('unauthorized')
+  except _Refused as e:
+    raise deny(e.detail) from None
 
-  async def affordance(
-      invocation_id: str, **confirmation: bool
-  ) -> tuple[ColdAffordance, Any]:
-    stored = await _session(runner, session)
-    if stored is None:
-      raise deny('session_missing')
-    context = _decision_context(runner, stored, agent, invocation_id)
+  async def affordance(invocation_id: str) -> tuple[ColdAffordance, Any]:
     try:
-      tools = await agent.canonical_tools(ReadonlyContext(context))
-    except Exception as e:  # pylint: disable=broad-except
-      raise deny('tools_unavailable') from e
-    listing = [
-        t.raw_mcp_tool
-        for t in tools
-        if getattr(t, 'routing', None) is not None
-        and t.routing.toolset_id == descriptor.toolset_id
-    ]
-    decided = await cold_affordance(
-        profile=bound,
-        session_service=runner.session_service,
-        principal=principal,
-        session=session,
-        event_id=event_id,
-        function_call_id=call_id,
-        current_tools=listing,
-        **confirmation,
-    )
-    if decided.offer is ColdOffer.PLACEHOLDER or decided.record is None:
+      decided, context, tool = await _decide(
+          runner,
+          bound,
+          principal,
+          session,
+          event_id,
+          call_id,
+          descriptor,
+          agent,
+          invocation_id,
+      )
+    except _Refused as e:
+      raise deny(e.detail) from e.__cause__
+    if (
+        decided.offer is ColdOffer.PLACEHOLDER
+        or decided.record is None
+        or tool is None
+    ):
       raise deny(decided.reason or 'placeholder')
-    tool = _bound_tool(tools, descriptor.toolset_id, decided.record.tool_name)
-    if tool is None:
-      raise deny('tool_missing')
     return decided, (context, tool)
 
   # (1) Decide, and confirm, before owning the Session: the user's answer

@@ -35,6 +35,8 @@ Usage:
   exported = await service.export(
       request, session=key, event_id=event.id, function_call_id=call_id,
       operation_instance_id=op_id)
+  offer = await service.cold_affordance(
+      request, session=key, event_id=event.id, function_call_id=call_id)
   rerun = await service.run_tool_again(
       request, session=key, event_id=event.id, function_call_id=call_id,
       confirm=ask_the_user)
@@ -58,6 +60,8 @@ from typing import Union
 from ...sessions.base_session_service import GetSessionConfig
 from ..affinity.security_domain import acting_principal
 from ..affinity.security_domain import security_domain
+from ..bootstrap.cold_replay import ColdAffordance
+from ..bootstrap.cold_replay import ColdOffer
 from ..bootstrap.render import bootstrap_render
 from ..bootstrap.render import BootstrapError
 from ..bootstrap.render import BootstrapStep
@@ -81,6 +85,7 @@ from .export import ExportProjection
 from .export import ExportResolver
 from .export import ExportResult
 from .rerun import Confirm
+from .rerun import decide_cold_affordance
 from .rerun import RerunResult
 from .rerun import run_tool_again
 from .view_leases import LeaseScope
@@ -724,6 +729,45 @@ class McpAppHostService:
           function_call_id=function_call_id,
           confirm=confirm,
       )
+
+  async def cold_affordance(
+      self,
+      request: PrincipalRequest,
+      *,
+      session: SessionKey,
+      event_id: str,
+      function_call_id: str,
+  ) -> ColdAffordance:
+    """What a cold widget offers the caller now; runs nothing.
+
+    Decided as `run_tool_again` decides it (same authorization, same
+    listing, same `cold_affordance`), so an offered refresh or re-run is
+    the one a click then runs. A denial is never raised: it is the
+    `PLACEHOLDER` offer with its reason (`unauthenticated`,
+    `unauthorized`, ...), logged.
+
+    Returns:
+      The affordance, without the host-private refresh record.
+    """
+    ids = {'event_id': event_id, 'function_call_id': function_call_id}
+    try:
+      principal = await self._principal('cold_affordance', request, **ids)
+    except HostServiceError as e:
+      return ColdAffordance(
+          ColdOffer.PLACEHOLDER, function_call_id, reason=e.reason.value
+      )
+    with acting_principal(principal):
+      decided = await decide_cold_affordance(
+          runner=self._runner,
+          registry=self._registry,
+          principal=principal,
+          session=session,
+          event_id=event_id,
+          function_call_id=function_call_id,
+      )
+    if decided.reason == 'unauthorized':
+      log_denial('cold_affordance', HostServiceErrorReason.UNAUTHORIZED, **ids)
+    return dataclasses.replace(decided, record=None)
 
   async def close(self) -> None:
     """Shuts the service down: every View is torn down (both phases) and

@@ -26,11 +26,13 @@ Example::
     html = web.page_html()            # GET /mcp-apps/ on the main origin
     proxy = web.sandbox_html()        # GET /mcp-apps/sandbox, sandbox origin
     asset = web.static_file('page.js')  # GET /mcp-apps/static/page.js
+    csp = web.sandbox_proxy_csp('http://127.0.0.1:8000')  # proxy's header
 """
 
 from __future__ import annotations
 
 import pathlib
+import re
 
 WEB_DIR = pathlib.Path(__file__).resolve().parent
 """This package's directory: ``index.html``, ``sandbox.html``, ``static/``."""
@@ -41,14 +43,34 @@ STATIC_DIR = WEB_DIR / 'static'
 BRIDGE_BUNDLE = STATIC_DIR / 'vendor' / 'app-bridge.js'
 """The generated AppBridge bundle (``make page``)."""
 
-SANDBOX_PROXY_CSP = "object-src 'none'; frame-ancestors http://127.0.0.1:*"
-"""The header CSP for the sandbox proxy page.
 
-Deliberately narrow: the View's srcdoc frame inherits the proxy's policy, so
-anything stricter here would cut what the server declared in ``_meta.ui.csp``
-(the proxy writes that policy into the View's document). The View runs
-without ``allow-same-origin``, so it cannot reach the proxy's document.
-"""
+def sandbox_proxy_csp(main_origin: str) -> str:
+  """The header CSP of the sandbox proxy page framed by ``main_origin``.
+
+  Deliberately narrow: the View's srcdoc frame inherits the proxy's policy,
+  so anything stricter here would cut what the server declared in
+  ``_meta.ui.csp`` (the proxy writes that policy into the View's document).
+  The View runs without ``allow-same-origin``, so it cannot reach the
+  proxy's document. Only the renderer page's origin may frame the proxy.
+
+  Args:
+    main_origin: The renderer page's origin, e.g. ``http://127.0.0.1:8000``
+      (a source expression: ``http://127.0.0.1:*`` for any port).
+
+  Returns:
+    The policy.
+
+  Raises:
+    ValueError: ``main_origin`` is not a single ``http(s)`` origin.
+  """
+  if not re.fullmatch(r'https?://[A-Za-z0-9.-]+(:(\d+|\*))?', main_origin):
+    raise ValueError(f'not an origin: {main_origin!r}')
+  return f"object-src 'none'; frame-ancestors {main_origin}"
+
+
+SANDBOX_PROXY_CSP = sandbox_proxy_csp('http://127.0.0.1:*')
+"""The proxy CSP for a main origin on any loopback port (``127.0.0.1``);
+a server that knows its port sends ``sandbox_proxy_csp(main_origin)``."""
 
 
 class MissingPageBuildError(RuntimeError):

@@ -109,12 +109,19 @@ function card(widget) {
 // The host-owned placeholder: rendering it makes no server request. A cold
 // widget offers one-click refresh only when the server classified the call
 // replay-safe; otherwise "Run <tool> again", warning that effects may repeat.
+// The server's "placeholder" offer shows its reason and no action.
 function placeholder(el, widget, text) {
   const box = document.createElement("div");
   box.className = "placeholder";
   box.setAttribute("role", "status");
   box.append(text);
-  if (widget.state === "cold") {
+  const offer = widget.affordance && widget.affordance.offer;
+  if (widget.state === "cold" && offer === "placeholder") {
+    const reason = document.createElement("p");
+    reason.className = "reason";
+    reason.textContent = `It cannot run again (${widget.affordance.reason || "unavailable"}).`;
+    box.append(reason);
+  } else if (widget.state === "cold") {
     const replaySafe = Boolean(widget.affordance && widget.affordance.replaySafe);
     const button = document.createElement("button");
     button.dataset.action = replaySafe ? "refresh" : "rerun";
@@ -132,9 +139,11 @@ function placeholder(el, widget, text) {
           ...SESSION, eventId: widget.eventId,
           functionCallId: widget.functionCallId, confirmed: true}});
         note("rerun", {...made, action: button.dataset.action});
-        await render();
+        await render({keep: true});
       } catch (error) {
         box.append(` (${error.reason || error.message})`);
+      } finally {
+        button.disabled = false;
       }
     };
     box.append(button);
@@ -270,14 +279,22 @@ async function mount(el, widget) {
   await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
 }
 
-async function render() {
+// Renders the Session's widgets. With `keep` (after a refresh or re-run)
+// the widgets already shown stay as they are, open Views included (closing
+// a widget's last View would make it cold); only new widgets are added.
+async function render({keep = false} = {}) {
   const root = document.getElementById("widgets");
-  for (const view of views.values()) await teardown(view, false);
-  root.replaceChildren();
+  if (!keep) {
+    for (const view of views.values()) await teardown(view, false);
+    root.replaceChildren();
+  }
+  const shown = new Set([...root.children].map(
+      (el) => `${el.dataset.eventId} ${el.dataset.functionCallId}`));
   const {appName, userId, sessionId} = SESSION;
   const {widgets} = await api(`/sessions/${encodeURIComponent(appName)}/` +
       `${encodeURIComponent(userId)}/${encodeURIComponent(sessionId)}/widgets`);
   for (const widget of widgets) {
+    if (shown.has(`${widget.eventId} ${widget.functionCallId}`)) continue;
     const el = card(widget);
     root.append(el);
     if (widget.state === "cold") {
