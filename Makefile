@@ -111,7 +111,7 @@ compat-core: wheel
 compat-mcp1: venv sync
 	$(PY) tools/compat_legs.py mcp1
 
-demo: venv sync npm-servers
+demo: venv sync npm-servers page chromium
 	$(PY) tools/demo.py
 
 bench: venv sync npm-servers
