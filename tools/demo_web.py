@@ -73,7 +73,8 @@ STOP_TIMEOUT_S = 20.0
 
 sys.path.insert(0, str(ROOT / 'tests' / 'integration' / 'third_party_mcp_apps'))
 
-import servers as third_party  # pylint: disable=g-import-not-at-top,wrong-import-position
+# pylint: disable-next=g-import-not-at-top,wrong-import-position
+import servers as third_party
 
 
 def headless() -> bool:
@@ -254,7 +255,8 @@ def _inner_frame(page: Any, event_id: str) -> Any:
 
 def drive(url: str, widgets: list[dict[str, Any]], screenshot: Path) -> None:
   """Drives the page in headless Chromium until both Views worked."""
-  from playwright.sync_api import sync_playwright  # pylint: disable=g-import-not-at-top
+  # pylint: disable-next=g-import-not-at-top
+  from playwright.sync_api import sync_playwright
 
   if not Path(CHROMIUM).exists():
     sys.exit(f'{CHROMIUM} is missing: run `make chromium`')

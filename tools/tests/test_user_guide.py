@@ -249,7 +249,8 @@ def _check_make(target: str, assignments: list[str]) -> None:
 
 def _check_adk(command: str, flags: list[str], agents_dir: str) -> None:
   """An `adk` command uses only its options, on an agent of this repo."""
-  from google.adk.cli import cli_tools_click  # pylint: disable=g-import-not-at-top
+  # pylint: disable-next=g-import-not-at-top
+  from google.adk.cli import cli_tools_click
 
   click_command = cli_tools_click.main.commands[command]
   options = {
