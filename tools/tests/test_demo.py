@@ -24,6 +24,7 @@ reads what it printed, the View it wrote and the screenshot it saved.
 from __future__ import annotations
 
 import ast
+import asyncio
 import os
 from pathlib import Path
 import re
@@ -66,6 +67,35 @@ def test_web_sample_uses_only_the_public_mcp_apps_api() -> None:
       m.startswith('google.adk')
       for m in _imported_modules(TOOLS / 'demo_web.py')
   )
+
+
+def test_web_sample_without_system_monitor_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+  # pylint: disable=g-import-not-at-top
+  from google.adk.models.llm_request import LlmRequest
+  from google.genai import types
+  from mcp_apps_web import agent
+
+  monkeypatch.setattr(agent, 'SYSTEM_MONITOR', tmp_path / 'missing.js')
+  assert agent.make_registry().toolset_ids == ('dashboard',)
+  request = LlmRequest(
+      contents=[
+          types.Content(role='user', parts=[types.Part(text='CPU load?')])
+      ]
+  )
+
+  async def answer() -> str:
+    async for response in agent.WebDemoStandInLlm().generate_content_async(
+        request
+    ):
+      assert response.content and response.content.parts
+      return str(response.content.parts[0].text)
+    raise AssertionError('no answer')
+
+  text = asyncio.run(answer())
+  assert text.startswith(agent.STAND_IN_LABEL)
+  assert 'make npm-servers' in text
 
 
 @pytest.mark.parametrize(
