@@ -111,7 +111,10 @@ compat-core: wheel
 compat-mcp1: venv sync
 	$(PY) tools/compat_legs.py mcp1
 
-demo: venv sync npm-servers
+# Part 3 serves the Views in the browser (adk web --mcp_apps) until Ctrl-C;
+# DEMO_HEADLESS=1, or stdin not a terminal, drives them in headless Chromium,
+# saves a screenshot and exits (tools/demo_web.py).
+demo: venv sync npm-servers page chromium
 	$(PY) tools/demo.py
 
 bench: venv sync npm-servers

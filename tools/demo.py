@@ -20,7 +20,10 @@ sdist) and on the patched working tree, and shows side by side what changes
 for a user who binds nothing. Part 2 runs `tools/demo_bound.py` on the
 patched tree: the system-monitor View hosted through the public
 `google.adk.mcp_apps` API, step by step (`docs/user-guide.md` explains the
-same steps in code). Each part prints as it goes.
+same steps in code). Part 3 runs `tools/demo_web.py`: ADK's own web server
+with `--mcp_apps`, the Views in the browser (headless with `DEMO_HEADLESS=1`
+or when stdin is not a terminal; otherwise it serves until Ctrl-C). Each
+part prints as it goes.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / 'tools'))
 
+import demo_web  # pylint: disable=g-import-not-at-top
 import series  # pylint: disable=g-import-not-at-top
 
 SERVER = '@modelcontextprotocol/server-system-monitor'
@@ -154,6 +158,18 @@ def _bound() -> None:
     sys.exit(f'demo_bound.py failed ({proc.returncode})')
 
 
+def _web() -> None:
+  print('\n== Part 3: the Views in the browser (adk web --mcp_apps)')
+  print(
+      "   ADK's own web server, started as a user would, over the sample"
+      ' agent\n   contributing/samples/mcp_apps_web: the dashboard sample and'
+      ' system-monitor,\n   one registry, the offline stand-in model.'
+  )
+  mode = 'headless Chromium' if demo_web.headless() else 'serving until Ctrl-C'
+  print(f'   ({mode}; DEMO_HEADLESS=1 or 0 chooses)', flush=True)
+  demo_web.main()
+
+
 def main() -> None:
   print('MCP Apps host series: the patched ADK hosting a published MCP App')
   print(f'(server: {SERVER} 2.0.3 over stdio;')
@@ -164,6 +180,7 @@ def main() -> None:
   print('   preparing pristine google-adk 2.13.0 from the pinned sdist...')
   _unbound()
   _bound()
+  _web()
   print('\nThe same steps, as code: docs/user-guide.md')
 
 

@@ -21,8 +21,11 @@ directory holds the npm-installed published system-monitor server, the way
 the guide tells a user to install it. They run once with the stores on
 SQLite and once on a throw-away PostgreSQL server (the guide reads the
 database URL from `APPS_DB_URL`). Its `sh` blocks cannot run here (they
-install packages), so each of their commands is checked against what it
-names instead: the wheel's `mcpapps` extra and the pinned server version.
+install packages or serve until Ctrl-C), so each of their commands is
+checked against what it names instead: the wheel's `mcpapps` extra, the
+pinned server version, the Makefile target and the variables it reads, and
+the `adk` command's options and agent directory (`make demo`, whose part 3
+runs that `adk web` command, is tested in `test_demo.py`).
 
 The guide lives in the series repository, not upstream, so this test sits
 with the project's own tools.
@@ -215,7 +218,15 @@ def test_guide_sh_commands_name_what_the_repository_ships() -> None:
     )
     npm = re.fullmatch(r'npm install (@[\w-]+/[\w-]+)@([\d.]+)', command)
     pip = re.fullmatch(r'pip install ([\w-]+)', command)
-    if wheel:
+    make = re.fullmatch(r'((?:[A-Z_]+=\S+ )*)make ([\w-]+)', command)
+    adk = re.fullmatch(
+        r'adk (web|api_server)((?: --\w+(?:-\w+)*)+) (\S+)', command
+    )
+    if make:
+      _check_make(make.group(2), make.group(1).split())
+    elif adk:
+      _check_adk(adk.group(1), adk.group(2).split(), adk.group(3))
+    elif wheel:
       assert wheel.group(1) == 'dist/google_adk-*.whl', command
       assert wheel.group(2) in extras, command
       assert any(r.startswith('mcp>=2') for r in extras[wheel.group(2)])
@@ -225,6 +236,37 @@ def test_guide_sh_commands_name_what_the_repository_ships() -> None:
       assert re.search(rf'^{pip.group(1)}\b', dev_requirements, re.M), command
     else:
       raise AssertionError(f'unchecked sh command in the guide: {command}')
+
+
+def _check_make(target: str, assignments: list[str]) -> None:
+  """A `make` command names a target, and variables the demo reads."""
+  makefile = (ROOT / 'Makefile').read_text()
+  assert re.search(rf'^{re.escape(target)}:', makefile, re.M), target
+  for assignment in assignments:
+    name = assignment.split('=', 1)[0]
+    assert name in (ROOT / 'tools' / 'demo_web.py').read_text(), assignment
+
+
+def _check_adk(command: str, flags: list[str], agents_dir: str) -> None:
+  """An `adk` command uses only its options, on an agent of this repo."""
+  # pylint: disable-next=g-import-not-at-top
+  from google.adk.cli import cli_tools_click
+
+  click_command = cli_tools_click.main.commands[command]
+  options = {
+      option
+      for param in click_command.params
+      for option in (*param.opts, *param.secondary_opts)
+  }
+  assert set(flags) <= options, set(flags) - options
+  agent = ROOT / agents_dir
+  assert (agent / 'agent.py').is_file() and (agent / '__init__.py').is_file()
+
+
+def test_guide_images_exist() -> None:
+  images = re.findall(r'!\[[^\]]*\]\(([^)]+)\)', GUIDE.read_text())
+  for image in images:
+    assert (GUIDE.parent / image).is_file(), image
 
 
 if __name__ == '__main__':
