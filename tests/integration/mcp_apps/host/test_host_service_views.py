@@ -39,6 +39,8 @@ from host_support import BOB
 from host_support import caller
 from host_support import host
 from host_support import read_view
+from host_support import Widget
+from mcp_apps_conformance_server import names
 import pytest
 from sealing_support import TOOLSET
 
@@ -220,6 +222,51 @@ async def test_a_turn_runs_in_the_callers_security_domain(
     assert generation.key.security_domain == (
         security_domain(key, Principal(BOB)).digest
     )
+
+
+async def test_a_widget_rendered_by_a_views_message_turn_opens_for_its_user(
+    mcp_apps: Any, tmp_path: Path
+) -> None:
+  """The turn a View's `ui/message` starts acts for the View's principal:
+  a widget that turn renders is keyed to that principal's security domain,
+  not the Session owner's, so the same user opens it."""
+  async with host(mcp_apps, tmp_path) as h:
+    widget = await h.widget(BOB)
+    opened = await h.open(widget, BOB)
+    h.st.llm.steps = [[(names.OPEN_VIEW, {})]]
+    answer = await h.send(
+        opened,
+        {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "ui/message",
+            "params": {
+                "role": "user",
+                "content": [{"type": "text", "text": "show it again"}],
+            },
+        },
+        principal_id=BOB,
+    )
+    assert answer == {"jsonrpc": "2.0", "id": 7, "result": {}}
+    stored = await h.st.session_service.get_session(
+        app_name=widget.session.app_name,
+        user_id=widget.session.user_id,
+        session_id=widget.session.session_id,
+    )
+    rendered = [e for e in stored.events if e.actions.render_ui_widgets]
+    assert [e.id for e in rendered][0] == widget.event_id
+    (new,) = rendered[-1].actions.render_ui_widgets
+    assert rendered[-1].id != widget.event_id
+    generation = h.st.registry.render_reservations.generation_of(
+        TOOLSET, widget.session, new.id
+    )
+    key = h.st.profile.key_provider.active_key()
+    assert generation is not None
+    assert generation.key.security_domain == (
+        security_domain(key, Principal(BOB)).digest
+    )
+    again = await h.open(Widget(widget.session, rendered[-1].id, new.id), BOB)
+    assert again.view_id != opened.view_id
 
 
 @pytest.mark.conformance("P5-LSE-11")

@@ -67,6 +67,7 @@ from ..affinity.errors import ConnectionAffinityError
 from ..affinity.generations import GenerationPages
 from ..affinity.routing import AppCallCallbacks
 from ..affinity.routing import AppCallGovernor
+from ..affinity.security_domain import acting_principal
 from ..audit.pipeline import append_audit_event
 from ..batch.ledger import EventBatchEffects
 from ..binding.overrides import EffectiveBinding
@@ -1135,7 +1136,9 @@ class ViewChannel:
         role='user', parts=[genai_types.Part(text=text) for text in texts]
     )
     try:
-      with permitted_turn(permit):
+      # The turn acts for the View's principal, so a widget it renders is
+      # keyed for the user who sent the message and opens for them.
+      with permitted_turn(permit), acting_principal(self._principal):
         async for _ in self._runner.run_async(
             user_id=session.user_id,
             session_id=session.session_id,
