@@ -251,6 +251,36 @@ async def test_a_non_loopback_server_binds_no_profile_and_serves_no_view(
     assert sandbox.status_code == 404
 
 
+@pytest.mark.conformance("XR-WEB-01")
+async def test_nothing_binds_or_is_advertised_until_the_renderer_is_built(
+    mcp_apps: Any, tmp_path: Path
+) -> None:
+  """XR-WEB-01: with the renderer page not built (no AppBridge bundle), a
+  chat turn finds the toolset model-only and no Apps route serves the app;
+  once the page is there, the next Apps request binds the profile."""
+  async with served(mcp_apps, tmp_path, socket_=False) as s:
+    built = s.adapter.web_dir
+    unbuilt = tmp_path / "unbuilt"
+    unbuilt.mkdir()
+    for name in ("index.html", "sandbox.html"):
+      (unbuilt / name).write_bytes((built / name).read_bytes())
+    s.adapter.web_dir = unbuilt
+    assert not s.adapter.renderer_ready
+    session_id = await s.chat_turn()
+    assert s.registry.readiness is None
+    assert not s.registry.lookup(TOOLSET).profile_bound
+    path = f"/mcp-apps/api/sessions/{APP}/{USER}/{session_id}/widgets"
+    withheld = await s.client.get(path, headers=s.headers)
+    assert withheld.status_code == 404
+    assert withheld.json() == {"reason": "not_found"}
+    s.adapter.web_dir = built
+    assert s.adapter.renderer_ready
+    listed = await s.client.get(path, headers=s.headers)
+    assert listed.status_code == 200, listed.text
+    assert s.registry.readiness is not None
+    assert s.registry.lookup(TOOLSET).profile_bound
+
+
 @pytest.mark.conformance("P5-HTTP-06")
 async def test_stock_routes_stay_unauthenticated_and_never_make_apps_ready(
     mcp_apps: Any, tmp_path: Path

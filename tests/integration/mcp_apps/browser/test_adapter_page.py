@@ -533,3 +533,53 @@ def test_a_widget_made_cold_renders_its_offer_without_a_view_and_runs_again(
       assert [states[m['eventId']] for m in made] == ['live', 'live']
       assert not any(e['kind'] == 'teardown' for e in page_log(page))
       assert len(stage.served.adapter.view_hosts()) == 2
+
+
+_REACH = """(probe) => {
+  try {
+    const value = probe();
+    return value === undefined ? 'reached' : String(value);
+  } catch (error) {
+    return error.name;
+  }
+}"""
+
+
+def _try(frame: Any, expression: str) -> str:
+  return frame.evaluate(f'() => ({_REACH})(() => {expression})')
+
+
+@pytest.mark.conformance('XR-WEB-19')
+def test_page_proxy_and_view_are_partitioned_origins(
+    mcp_apps: Any, tmp_path: Path, artifacts: Path
+) -> None:
+  with AdapterThread(mcp_apps, tmp_path) as stage:
+    with chromium_page(artifacts, 'adapter-partition') as page:
+      page.goto(stage.page_url())
+      view = view_frame(page, stage.widget['eventId'], LOADED)
+      (proxy,) = [f for f in page.frames if '/mcp-apps/sandbox' in f.url]
+      # Three origins: the page's, the proxy's (a second loopback host)
+      # and the View's own opaque one.
+      assert page.evaluate('() => location.origin') == stage.origin
+      port = stage.origin.rsplit(':', 1)[1]
+      assert proxy.evaluate('() => location.origin') == (
+          f'http://localhost:{port}'
+      )
+      assert view.evaluate('() => self.origin') == 'null'
+      # The page's CSRF cookie is the main origin's; the proxy never sees it
+      # and the View cannot read cookies or storage at all.
+      assert 'adk_mcp_apps_csrf=' in page.evaluate('() => document.cookie')
+      assert 'adk_mcp_apps_csrf' not in proxy.evaluate('() => document.cookie')
+      assert _try(view, 'document.cookie') == 'SecurityError'
+      assert _try(view, 'localStorage.length') == 'SecurityError'
+      # Nobody reaches across: not the View into the proxy or the page, not
+      # the proxy into the page, not the page into the proxy.
+      assert _try(view, 'parent.document.title') == 'SecurityError'
+      assert _try(view, 'top.document.title') == 'SecurityError'
+      assert _try(proxy, 'parent.document.title') == 'SecurityError'
+      assert (
+          page.evaluate(
+              '() => document.querySelector("iframe").contentDocument'
+          )
+          is None
+      )

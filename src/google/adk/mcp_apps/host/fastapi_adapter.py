@@ -89,6 +89,12 @@ MAX_BODY_BYTES: Final = 1 << 20
 
 WEB_DIR: Final = Path(__file__).resolve().parent / 'web'
 """Where the built page lives: `index.html`, `sandbox.html`, `static/`."""
+RENDERER_FILES: Final = (
+    'index.html',
+    'sandbox.html',
+    'static/vendor/app-bridge.js',
+)
+"""What `McpAppsAdapter.renderer_ready` needs below the page directory."""
 
 Reason = HostServiceErrorReason
 _STATUS: Final[dict[HostServiceErrorReason, int]] = {
@@ -275,7 +281,8 @@ class McpAppsAdapter:
     )
     self.main_origin = f'http://127.0.0.1:{port}'
     self.sandbox_origin = f'http://localhost:{port}'
-    self._web_dir = web_dir
+    self.web_dir = web_dir
+    """The built renderer page (`renderer_ready` checks it)."""
     self.service_options = service_options
     """`McpAppHostService` options of the hosts created from now on."""
     self._hosts: dict[str, _AppHost] = {}
@@ -283,6 +290,12 @@ class McpAppsAdapter:
     self._queues: dict[str, asyncio.Queue[Any]] = {}
     self._listening: set[str] = set()
     self._loop: Optional[asyncio.AbstractEventLoop] = None
+
+  @property
+  def renderer_ready(self) -> bool:
+    """Whether the renderer page is built: its page, its sandbox proxy and
+    the AppBridge bundle (`make page`). Until it is, nothing binds."""
+    return all((self.web_dir / name).is_file() for name in RENDERER_FILES)
 
   # -- apps --------------------------------------------------------------------
 
@@ -300,9 +313,19 @@ class McpAppsAdapter:
       return
     async with self._lock:
       await registry.start()
-      if not self.loopback:
+      # A renderer is registered before anything is advertised: without
+      # the built page no View could render, so the toolset stays
+      # model-only.
+      withheld = (
+          'non_loopback'
+          if not self.loopback
+          else None
+          if self.renderer_ready
+          else 'renderer_missing'
+      )
+      if withheld is not None:
         if registry.readiness is not None:
-          await registry.revoke('non_loopback')
+          await registry.revoke(withheld)
         return
       if registry.profile is None:
         await registry.rebind(local_dev_profile())
@@ -514,7 +537,7 @@ class McpAppsAdapter:
 
       @guarded('page', post=False)
       async def serve(request: Request) -> Response:
-        index = self._web_dir / 'index.html'
+        index = self.web_dir / 'index.html'
         html = (
             index.read_text(encoding='utf-8')
             if index.is_file()
@@ -539,7 +562,7 @@ class McpAppsAdapter:
 
       @guarded('static', post=False)
       async def serve(request: Request) -> Response:
-        root = (self._web_dir / 'static').resolve()
+        root = (self.web_dir / 'static').resolve()
         target = (root / path).resolve()
         if not target.is_file() or not target.is_relative_to(root):
           return Response(status_code=404)
@@ -553,7 +576,7 @@ class McpAppsAdapter:
       sandbox_host = urllib.parse.urlsplit(self.sandbox_origin).netloc
       if not self.loopback or self._host_header(request) != sandbox_host:
         return Response(status_code=404)
-      page_file = self._web_dir / 'sandbox.html'
+      page_file = self.web_dir / 'sandbox.html'
       if not page_file.is_file():
         return Response(status_code=404)
       return HTMLResponse(
@@ -947,7 +970,13 @@ def mount_mcp_apps(
   app.include_router(adapter.router())
   app.add_middleware(TurnAttribution, adapter=adapter)
   app.state.mcp_apps_adapter = adapter
-  if adapter.loopback:
+  if adapter.loopback and not adapter.renderer_ready:
+    logger.warning(
+        'MCP Apps: the renderer page in %s is not built (run `make page`),'
+        ' so no Apps profile binds and nothing is advertised.',
+        adapter.web_dir,
+    )
+  elif adapter.loopback:
     logger.warning(
         'MCP Apps routes are mounted at %s: DEV ONLY, one process,'
         ' loopback-only development providers.',
