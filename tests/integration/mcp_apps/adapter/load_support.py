@@ -21,18 +21,19 @@ at once (one anyio task per View, each View's calls in sequence), and
 times each answer. `audit_records` reads the operations' durable audit
 Events back from the SQLite Session store with a fresh service.
 
+`run_load` does all three on a fresh app over a SQLite Session store.
+
 Example:
 
-  async with served(mcp_apps, tmp_path, session_service_uri=uri,
-                    leases=load_leases(100)) as s:
-    views = await open_views(s, 100)
-    run = await drive(s, views, operations=100)
-    print(run.summary())
+  result = await run_load(mcp_apps, tmp_path, views=100, operations=100,
+                          bound_seconds=1200)
+  print(result.run.summary())
 """
 
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 import secrets
 import statistics
 import time
@@ -40,6 +41,7 @@ from typing import Any
 
 from adapter_support import APP
 from adapter_support import Served
+from adapter_support import served
 from adapter_support import USER
 import anyio
 from google.adk.mcp_apps.host.view_leases import ViewLeases
@@ -255,3 +257,53 @@ async def _records(
         ],
     })
   return records
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadResult:
+  """A load run: its Views, answers and the audit records read back."""
+
+  views: list[LoadView]
+  run: LoadRun
+  records: list[dict[str, Any]]
+
+
+async def run_load(
+    helpers: Any,
+    tmp_path: Path,
+    *,
+    views: int,
+    operations: int,
+    bound_seconds: float,
+) -> LoadResult:
+  """Serves ADK's app with the adapter over a SQLite Session store in
+  `tmp_path`, opens `views` Views, drives `operations` calls on each, then
+  reads the audit records back through a fresh Session service.
+
+  Raised for the load (existing public options): one principal may hold
+  `views` live leases (default 32), each outliving `bound_seconds`
+  (default 300 s); SQLite's busy timeout (5 s by default) is
+  `bound_seconds`, since concurrent appends queue on its one write lock.
+
+  Args:
+    helpers: The conformance helpers (`stdio_parameters`), as the
+      `mcp_apps` fixture hands them.
+    tmp_path: Where the database and the server's effects file go.
+    views: Views to open (one chat turn and Session each).
+    operations: `tools/call`s each View makes.
+    bound_seconds: The caller's time bound.
+  """
+  db_url = f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}"
+  async with served(
+      helpers,
+      tmp_path,
+      session_service_uri=db_url,
+      session_db_kwargs={"connect_args": {"timeout": bound_seconds}},
+      leases=load_leases(views, lifetime_seconds=2 * bound_seconds),
+  ) as s:
+    opened = await open_views(s, views)
+    run = await drive(s, opened, operations)
+  records = await audit_records(
+      DatabaseSessionService(db_url=db_url), [v.session_id for v in opened]
+  )
+  return LoadResult(opened, run, records)
