@@ -85,6 +85,7 @@ _SIZES: dict[str, dict[str, tuple[str, ...]]] = {
         'append_latency.py': ('--n', '300'),
         'view_channel.py': ('--calls', '200', '--warmup', '20'),
         'host_service.py': ('--opens', '100', '--events', '10,1000,10000'),
+        'adapter_load.py': ('--views', '100', '--operations', '20'),
     },
     'smoke': {
         'mcp_calls.py': ('--calls', '3', '--warmup', '1'),
@@ -111,6 +112,7 @@ _SIZES: dict[str, dict[str, tuple[str, ...]]] = {
         'append_latency.py': ('--n', '3', '--warmup', '1'),
         'view_channel.py': ('--smoke',),
         'host_service.py': ('--smoke',),
+        'adapter_load.py': ('--smoke',),
     },
 }
 _size = _SIZES['full']
@@ -178,6 +180,7 @@ def main() -> None:
   _coordinated_turns(args.rounds, pristine_src)
   _view_channel(args.rounds)
   _host_service(args.rounds)
+  _adapter_load()
   uri = _run(
       'uri_canonicalization.py',
       ROOT / 'src',
@@ -769,6 +772,23 @@ def _slope(median: Any, first: str, last: str, *path: str) -> str:
       f'{1000 * slope:,.1f} us per 1,000 Events over the small Session;'
       f' at {int(last):,} Events / small:'
       f' {_ratio(at(last, key), at(last, f"baseline_{key}"))}'
+  )
+
+
+def _adapter_load() -> None:
+  """Concurrent Views' governed calls through the reference adapter."""
+  result = _run('adapter_load.py', ROOT / 'src', *_size['adapter_load.py'])
+  print(
+      f'\nReference adapter under load: {result["views"]} Views x'
+      f' {result["operationsPerView"]} app-only tools/call over HTTP at once'
+      ' (uvicorn on loopback, conformance server over stdio, SQLite'
+      ' Sessions; client in the same process)'
+  )
+  print(
+      f'  {result["throughputOpsPerSecond"]:.1f} operations/s, p50'
+      f' {result["p50Ms"]:.0f} ms, p99 {result["p99Ms"]:.0f} ms; audit'
+      f' records {result["auditRecords"]} of {result["operations"]},'
+      f' failed answers {result["failedAnswers"]}'
   )
 
 

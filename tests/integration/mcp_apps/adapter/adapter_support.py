@@ -233,10 +233,12 @@ def build_app(
     allow_dev_providers: bool = True,
     mcp_apps_option: bool = True,
     connection_params: Any = None,
+    session_service_uri: str = "memory://",
+    session_db_kwargs: Optional[dict[str, Any]] = None,
 ) -> tuple[Any, McpAppBindingRegistry, ScriptedLlm]:
   """ADK's FastAPI app (adapter on) over the conformance server (or
-  `connection_params`' server, e.g. a published one); the caller closes the
-  registry."""
+  `connection_params`' server, e.g. a published one) and the Session
+  service `session_service_uri` names; the caller closes the registry."""
   params = connection_params or StdioConnectionParams(
       server_params=mcp_apps.stdio_parameters(
           {"effects_file": str(tmp_path / "effects.json")}
@@ -253,7 +255,8 @@ def build_app(
   app = get_fast_api_app(
       agents_dir=str(tmp_path),
       agent_loader=FixedLoader(agent),
-      session_service_uri="memory://",
+      session_service_uri=session_service_uri,
+      session_db_kwargs=session_db_kwargs,
       artifact_service_uri="memory://",
       use_local_storage=False,
       web=False,
@@ -276,9 +279,13 @@ async def served(
     socket_: bool = True,
     mcp_apps_option: bool = True,
     connection_params: Any = None,
+    session_service_uri: str = "memory://",
+    session_db_kwargs: Optional[dict[str, Any]] = None,
     **service_options: Any,
 ) -> AsyncIterator[Served]:
-  """ADK's FastAPI app with the adapter over the conformance server."""
+  """ADK's FastAPI app with the adapter over the conformance server (the
+  Session service `session_service_uri` names, built with
+  `session_db_kwargs`: in memory by default)."""
   port = free_port()
   app, registry, llm = build_app(
       mcp_apps,
@@ -289,6 +296,8 @@ async def served(
       allow_dev_providers=allow_dev_providers,
       mcp_apps_option=mcp_apps_option,
       connection_params=connection_params,
+      session_service_uri=session_service_uri,
+      session_db_kwargs=session_db_kwargs,
   )
   adapter = getattr(app.state, "mcp_apps_adapter", None)
   if adapter is not None:
