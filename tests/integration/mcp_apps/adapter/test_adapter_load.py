@@ -38,7 +38,9 @@ from load_support import LOAD_TOOL
 from load_support import run_load
 import pytest
 
-pytestmark = pytest.mark.integration
+# Alone after the parallel run (`make test`'s serial stage): the load
+# saturates a core, which would slow every test beside it.
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
 VIEWS = int(os.environ.get("ADK_MCP_APPS_LOAD_VIEWS", "100"))
 OPERATIONS = int(os.environ.get("ADK_MCP_APPS_LOAD_OPERATIONS", "100"))
@@ -90,7 +92,13 @@ async def test_every_load_operation_is_answered_and_audited_exactly_once(
 
   views, run, records = result.views, result.run, result.records
   summary = run.summary()
-  print(f"\nadapter load: {json.dumps(summary)}")
+  # Shown in the test log even when the test passes.
+  reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+  line = f"adapter load: {json.dumps(summary)}"
+  if reporter is not None:
+    reporter.write_line(line)
+  else:
+    print(line)
   (_artifact_dir(request, tmp_path) / "adapter-load.json").write_text(
       json.dumps(summary, indent=2) + "\n"
   )

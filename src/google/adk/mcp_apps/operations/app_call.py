@@ -70,6 +70,7 @@ from ...events.event import Event
 from ...events.event_actions import EventActions
 from ...events.ui_widget import UiWidget
 from ...flows.llm_flows.tools._error_handler import notify_tool_cancelled
+from ...sessions.base_session_service import GetSessionConfig
 from ...tools.base_tool import BaseTool
 from ...tools.tool_context import ToolContext
 from ...utils._callback_pipeline import _run_callbacks
@@ -1293,9 +1294,24 @@ async def _current_session(environment: OperationEnvironment) -> Any:
   change) unless the stored Session moved on while the call was queued.
   """
   session = environment.session
-  stored = await environment.session_service.get_session(
-      app_name=session.app_name, user_id=session.user_id, session_id=session.id
+  locator = {
+      'app_name': session.app_name,
+      'user_id': session.user_id,
+      'session_id': session.id,
+  }
+  service = environment.session_service
+  # The newest Event tells whether the Session moved on; reading every
+  # Event per call would make a View's calls quadratic in its Session.
+  probe = await service.get_session(
+      **locator, config=GetSessionConfig(num_recent_events=1)
   )
+  if probe is None:
+    return None
+  newest = probe.events[-1].id if probe.events else None
+  held = session.events[-1].id if session.events else None
+  if probe.last_update_time <= session.last_update_time and newest == held:
+    return session
+  stored = await service.get_session(**locator)
   if stored is None:
     return None
   if stored.last_update_time > session.last_update_time or len(
