@@ -22,6 +22,7 @@ to these checks (the end-to-end test serves over uvicorn).
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -38,9 +39,11 @@ from google.adk.mcp_apps.contracts.scope import SessionKey
 from google.adk.mcp_apps.contracts.session_authorizer import SessionPurpose
 from google.adk.mcp_apps.contracts.session_authorizer import WidgetTarget
 from google.adk.mcp_apps.host.fastapi_adapter import CSRF_COOKIE
+from google.adk.mcp_apps.host.fastapi_adapter import MAX_BODY_BYTES
 from google.adk.mcp_apps.host.fastapi_adapter import McpAppsAdapter
 from google.adk.mcp_apps.host.service import WORKERS_ENV
 from google.adk.mcp_apps.profile import local_dev_profile
+from mcp_apps_conformance_server import names
 import pytest
 
 pytestmark = pytest.mark.integration
@@ -208,6 +211,70 @@ async def test_missing_or_bad_bearer_is_denied_before_any_session_access(
   assert len([m for m in logged if "unauthenticated" in m]) == 6
   for secret in (GOOD_BEARER, "wrong-credential", lease, "alice"):
     assert all(secret not in m for m in logged), secret
+
+
+@pytest.mark.conformance("P5-HTTP-04")
+async def test_an_oversized_view_message_is_denied_logged_and_has_no_effect(
+    mcp_apps: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+  """A View message over the adapter's body limit, with its length
+  declared or streamed without one, is refused 413 `too_large` before it
+  reaches the channel: logged, nothing appended, the View still serves."""
+  caplog.set_level(logging.WARNING, logger=HOST_LOG)
+  async with served(mcp_apps, tmp_path, socket_=False) as s:
+    widget = await s.chat_widget()
+    opened = (await s.open_view(widget)).json()
+    view_id, lease = opened["viewId"], opened["lease"]
+    session_path = f"/apps/{APP}/users/{USER}/sessions/{widget['sessionId']}"
+    before = (await s.client.get(session_path)).json()["events"]
+    body = json.dumps({
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": names.APP_FOLLOWUP,
+            "arguments": {"pad": "x" * MAX_BODY_BYTES},
+        },
+    }).encode()
+    token = await s.csrf()
+
+    def headers(nonce: str) -> dict[str, str]:
+      return s.post_headers(
+          token,
+          **{
+              "Content-Type": "application/json",
+              "X-MCP-Apps-Lease": lease,
+              "X-MCP-Apps-Request-Token": nonce,
+          },
+      )
+
+    async def streamed() -> AsyncIterator[bytes]:
+      for start in range(0, len(body), 64 * 1024):
+        yield body[start : start + 64 * 1024]
+
+    rpc = f"/mcp-apps/api/views/{view_id}/rpc"
+    declared = await s.client.post(rpc, content=body, headers=headers("n-1"))
+    undeclared = await s.client.post(
+        rpc, content=streamed(), headers=headers("n-2")
+    )
+    for denied in (declared, undeclared):
+      assert denied.status_code == 413
+      assert denied.json() == {"reason": "too_large"}
+    after = (await s.client.get(session_path)).json()["events"]
+    assert [e["id"] for e in after] == [e["id"] for e in before]
+    served_still = await s.rpc(
+        view_id,
+        lease,
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "resources/read",
+            "params": {"uri": names.VIEW_URI},
+        },
+    )
+    assert served_still.status_code == 200, served_still.text
+    assert served_still.json()["result"]["contents"]
+  assert len([m for m in denials(caplog) if "too_large" in m]) == 2
 
 
 @pytest.mark.conformance("P5-HTTP-05")
