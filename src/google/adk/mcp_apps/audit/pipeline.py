@@ -54,6 +54,7 @@ from ...events._internal_metadata import INTERNAL_METADATA_PREFIX
 from ...events._internal_metadata import without_internal_metadata
 from ...events.event import Event
 from ...events.event_actions import EventActions
+from ...sessions.base_session_service import GetSessionConfig
 from ...sessions.session import Session
 from ...telemetry._metrics import meter
 from ..batch.ledger import EventBatchEffects
@@ -176,6 +177,17 @@ class AuditSessionService(Protocol):
     """Finalizes and stores `event`."""
     ...
 
+  async def get_session(
+      self,
+      *,
+      app_name: str,
+      user_id: str,
+      session_id: str,
+      config: Optional[GetSessionConfig] = None,
+  ) -> Optional[Session]:
+    """The stored Session (read after a refused append)."""
+    ...
+
 
 @dataclasses.dataclass(frozen=True)
 class AuditAppendOutcome:
@@ -281,15 +293,48 @@ def _restore(event: Event, frozen: FrozenBatch) -> Event:
 
 
 def _fallback(
-    constructed: Event, frozen: FrozenBatch, kind: AuditKind
+    constructed: Event, frozen: FrozenBatch, kind: AuditKind, event_id: str
 ) -> Event:
-  """The core-only fallback: the core's record, the frozen deltas only."""
+  """The core-only fallback: the core's record, the frozen deltas only.
+
+  It takes `event_id`, the id of the record offered before it (if any):
+  a sealed result created by that offer is scoped to that id, so the
+  fallback's re-seal of the same operation instance is the store's
+  idempotent retry, not a conflict.
+  """
   record, _ = sanitize_audit_event(
       constructed, kind=kind, path=AuditPath.FALLBACK
   )
   record.actions = EventActions()
-  record.id = Event.new_id()
+  record.id = event_id
   return _restore(record, frozen)
+
+
+async def _landed(
+    service: AuditSessionService, key: SessionKey, event_id: str
+) -> Optional[Event]:
+  """The stored Event `event_id`, if a refused append stored it anyway.
+
+  A backend may store an Event and still raise (the commit landed, a later
+  step failed). None when it is not stored or the read fails (then the next
+  offer decides: a backend refuses a second Event of the same id).
+  """
+  try:
+    stored = await service.get_session(
+        app_name=key.app_name, user_id=key.user_id, session_id=key.session_id
+    )
+  except Exception as e:  # pylint: disable=broad-exception-caught
+    logger.warning(
+        'Could not read the Session back after a refused audit append (%s)',
+        type(e).__name__,
+    )
+    return None
+  if stored is None:
+    return None
+  for event in reversed(stored.events):
+    if event.id == event_id and audit_record(event) is not None:
+      return event
+  return None
 
 
 _active: contextvars.ContextVar[frozenset[SessionKey]] = contextvars.ContextVar(
@@ -359,6 +404,46 @@ def _critical(
       key.session_id,
       invocation_id,
       type(cause).__name__,
+  )
+
+
+async def _adopt_landed(
+    plugin_manager: AuditPluginChain,
+    key: SessionKey,
+    session: Session,
+    stored: Event,
+    *,
+    frozen: FrozenBatch,
+    failure: AuditError,
+    policy_error: Optional[EventPolicyError],
+    attempts: int,
+) -> AuditAppendOutcome:
+  """The outcome of a refused offer whose Event was stored all the same.
+
+  The stored record is what stands: a landed pipeline record is the
+  normal path (no error; the append did happen), a landed fallback is the
+  fallback path with the first failure.
+  """
+  stamp = audit_record(stored) or {}
+  path = (
+      AuditPath.FALLBACK
+      if stamp.get('path') == AuditPath.FALLBACK.value
+      else AuditPath.PIPELINE
+  )
+  logger.warning(
+      'MCP App audit record of invocation %r was stored although the'
+      ' session service raised; it stands as the %s record',
+      stored.invocation_id,
+      path.value,
+  )
+  await _observe(plugin_manager, key, session, stored)
+  return AuditAppendOutcome(
+      event=stored,
+      path=path,
+      frozen=frozen,
+      error=failure if path is AuditPath.FALLBACK else None,
+      policy_error=policy_error,
+      attempts=attempts,
   )
 
 
@@ -472,6 +557,7 @@ async def _run(
       cause = outcome.error
   frozen = effects.freeze()
   attempts = 0
+  record_id = constructed.id
   if outcome is not None and not outcome.failed:
     policy_error = policy_error or outcome.policy_error
     try:
@@ -490,6 +576,7 @@ async def _run(
     else:
       # (5) Append, once.
       attempts += 1
+      record_id = final.id
       try:
         appended = await _append(service, session, final, provenance)
       except Exception as e:  # pylint: disable=broad-exception-caught
@@ -510,10 +597,26 @@ async def _run(
         )
   assert failure is not None
   failure.__cause__ = cause
-  # The core-only fallback, built once, offered a bounded number of times.
-  fallback = _fallback(constructed, frozen, kind)
+  # The core-only fallback, built once, offered a bounded number of times,
+  # under the id of the record offered before it. Before each offer after
+  # a refused one, a Session read tells whether that offer landed anyway:
+  # then it is the record, and nothing is appended twice.
+  fallback = _fallback(constructed, frozen, kind, record_id)
   last: BaseException = cause or failure
   for _ in range(APPEND_ATTEMPTS):
+    if attempts:
+      stored = await _landed(service, key, record_id)
+      if stored is not None:
+        return await _adopt_landed(
+            plugin_manager,
+            key,
+            session,
+            stored,
+            frozen=frozen,
+            failure=failure,
+            policy_error=policy_error,
+            attempts=attempts,
+        )
     attempts += 1
     try:
       appended = await _append(
