@@ -23,6 +23,8 @@ stored) or after its commit (the Event stored, the call still raising).
 Either way exactly one durable audit record stands for the call, its
 sealed result resolves, and the View's answer agrees with the record's
 path (the fallback is an error; a landed pipeline record is the result).
+When an `on_event` policy changed the result on the refused record, the
+fallback (the core's record) gets a sealed record of its own.
 """
 
 from __future__ import annotations
@@ -32,11 +34,16 @@ from typing import Any
 from typing import Optional
 
 from channel_support import call
+from channel_support import incarnation_of
 from channel_support import open_channel
 from exec_ownership_support import stage
 from google.adk.events.event import Event
 from google.adk.mcp_apps.audit.pipeline import audit_record
+from google.adk.mcp_apps.contracts.sealed_result_store import SealedEnvelope
+from google.adk.mcp_apps.contracts.sealed_result_store import SealedRecordScope
+from google.adk.mcp_apps.contracts.sealed_result_store import SealedResultRef
 from google.adk.mcp_apps.operations.errors import OperationErrorReason
+from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.sessions.session import Session
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
@@ -59,12 +66,14 @@ class TransientFault:
     mode: `BEFORE_WRITE` or `AFTER_COMMIT`.
     sealed_at_fault: The sealed references the Event carried when the fault
       fired (proof the seal was created before the Session write failed).
+    first_seal: That first sealed record, read from the store afterwards.
   """
 
   def __init__(self, mode: str) -> None:
     self.mode = mode
     self.fired = False
     self.sealed_at_fault: Optional[dict[str, Any]] = None
+    self.first_seal: Optional[SealedEnvelope] = None
 
   def due(self, event: Event, mode: str) -> bool:
     return (
@@ -114,12 +123,40 @@ class FlakyInMemory(InMemorySessionService):
     return super()._trim_temp_delta_state(event)
 
 
+REDACTED = [{'type': 'text', 'text': 'redacted by policy'}]
+
+
+class RedactResults(BasePlugin):
+  """A real `on_event` policy: it replaces the public `content` of every
+  function response on an audit record (the result authority seals it)."""
+
+  def __init__(self) -> None:
+    super().__init__(name='redact_results')
+
+  async def on_event_callback(
+      self, *, invocation_context: Any, event: Event
+  ) -> Optional[Event]:
+    if event.audience != 'app_audit' or event.content is None:
+      return None
+    edited = event.model_copy(deep=True)
+    for part in edited.content.parts or ():
+      if part.function_response is not None:
+        response = dict(part.function_response.response or {})
+        response['content'] = REDACTED
+        part.function_response.response = response
+    return edited
+
+
 def audit_records(events: list[Event]) -> list[Event]:
   return [e for e in events if audit_record(e) is not None]
 
 
 async def run_faulted_call(
-    mcp_apps: Any, tmp_path: Path, backend: str, mode: str
+    mcp_apps: Any,
+    tmp_path: Path,
+    backend: str,
+    mode: str,
+    plugins: tuple[BasePlugin, ...] = (),
 ) -> tuple[Any, Any, list[Event], TransientFault, str]:
   """One governed `tools/call` whose first audit append fails once."""
   fault = TransientFault(mode)
@@ -129,13 +166,24 @@ async def run_faulted_call(
       return FlakySqlite(str(path / 'sessions.db'), fault)
     return FlakyInMemory(fault)
 
-  async with stage(mcp_apps, tmp_path, backend, session_service=service) as s:
+  async with stage(
+      mcp_apps, tmp_path, backend, session_service=service, plugins=plugins
+  ) as s:
     channel = await open_channel(s)
     response = await channel.handle(
         call(1, names.SIDE_EFFECT, {'key': 'k'}), token=channel.token
     )
     stored = audit_records(await s.stored())
     call_id = f'{channel.operation_prefix}:1'
+    if fault.sealed_at_fault and len(stored) == 1:
+      # The refused offer's Event id is the stored record's (kept).
+      scope = SealedRecordScope(
+          s.key, await incarnation_of(s), stored[0].id, call_id
+      )
+      store = s.st.profile.sealed_result_store
+      fault.first_seal = await store.resolve(
+          scope, SealedResultRef(fault.sealed_at_fault[call_id].record_id)
+      )
     resolved = None
     if len(stored) == 1:
       resolved = await OracleResolver(
@@ -197,4 +245,41 @@ async def test_a_failed_append_that_landed_stands_once_as_the_pipeline_record(
   assert (
       response['result']['structuredContent']
       == resolved.full_result()['structuredContent']
+  )
+
+
+@pytest.mark.conformance('P3-PIPE-06', 'P3-PIPE-08', 'P2-SRS-12')
+@pytest.mark.parametrize('backend', ['in_memory', 'sqlite'])
+async def test_fallback_seals_its_own_record_when_a_plugin_changed_the_refused_one(
+    mcp_apps: Any, tmp_path: Path, backend: str
+) -> None:
+  response, resolved, stored, fault, call_id = await run_faulted_call(
+      mcp_apps, tmp_path, backend, BEFORE_WRITE, plugins=(RedactResults(),)
+  )
+
+  # The refused record sealed the redacted result; the fallback is the
+  # core's record (unredacted), so it cannot reuse that seal: it has its
+  # own, and the stored record resolves to what it says.
+  assert fault.fired and set(fault.sealed_at_fault or {}) == {call_id}
+  (record,) = stored
+  assert audit_record(record) == {'kind': 'audit', 'path': 'fallback'}
+  assert (
+      record.sealed_result_refs[call_id].record_id
+      != fault.sealed_at_fault[call_id].record_id
+  )
+  assert resolved is not None
+  (part,) = [p for p in record.content.parts if p.function_response]
+  assert resolved.full_result()['content'] != REDACTED
+  # The store refused to overwrite the first record (CONFLICT): it still
+  # holds the redacted result the refused offer sealed.
+  assert fault.first_seal is not None
+  assert b'redacted by policy' in fault.first_seal.sealed_result
+  assert (
+      resolved.full_result()['content']
+      == part.function_response.response['content']
+  )
+  assert response is not None and 'error' in response, response
+  assert (
+      response['error']['data']['reason']
+      == OperationErrorReason.EVENT_PIPELINE_FAILED.value
   )

@@ -71,6 +71,7 @@ from ..facades.errors import FacadeError
 from ..facades.event_policy import EventPolicyContext
 from ..facades.event_policy import EventPolicyOutcome
 from ..facades.event_policy import run_event_policy
+from ..sealing.append_stage import fallback_offer
 from .errors import AuditError
 from .errors import AuditErrorReason
 
@@ -619,9 +620,10 @@ async def _run(
         )
     attempts += 1
     try:
-      appended = await _append(
-          service, session, fallback.model_copy(deep=True), provenance
-      )
+      with fallback_offer():
+        appended = await _append(
+            service, session, fallback.model_copy(deep=True), provenance
+        )
     except Exception as e:  # pylint: disable=broad-exception-caught
       last = e
       continue
