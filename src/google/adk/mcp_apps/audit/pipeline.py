@@ -467,7 +467,9 @@ async def append_audit_event(
   (3) merge the allowed changes; (4) finalize: sanitize again, restore the
   frozen batch's deltas; (5) `append_event` under `provenance`; (6) the
   observer phase. A failure of (2)-(5) appends the core-only fallback
-  instead (offered up to `APPEND_ATTEMPTS` times); if it is refused, a
+  instead (under the refused record's Event id, offered up to
+  `APPEND_ATTEMPTS` times; an offer the service stored although it raised
+  stands as the record and is not offered again); if it is refused, a
   critical redacted log record and the append-failure metric are emitted
   and nothing durable is claimed. Observers run after whichever record was
   stored; their failures never change the outcome.
