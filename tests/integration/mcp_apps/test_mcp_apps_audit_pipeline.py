@@ -296,3 +296,80 @@ async def test_backend_refusal_escalates_and_claims_nothing_durable(
   assert audit_events(await harness.stored()) == []
   # Observers never ran: nothing was appended.
   assert log == [('p', 'event')]
+
+
+def store_then_raise_once(harness: Harness, path: str) -> list[str]:
+  """Makes the real service raise once after it stored the first record on
+  `path`; returns the ids of the records it raised for.
+
+  The fault is a subclass of the harness's own service class: the backend
+  really stores the Event, then the post-store step raises (as a lost
+  commit acknowledgement would).
+  """
+  raised: list[str] = []
+
+  class StoredThenRaised(type(harness.service)):  # type: ignore[misc]
+
+    async def _event_persisted(self, session: Any, event: Event) -> None:
+      stamp = audit_record(event)
+      if not raised and stamp is not None and stamp['path'] == path:
+        raised.append(event.id)
+        raise OSError('the commit acknowledgement was lost (injected)')
+      await super()._event_persisted(session, event)
+
+  harness.service.__class__ = StoredThenRaised
+  return raised
+
+
+@pytest.mark.conformance('P3-PIPE-06', 'P3-PIPE-08')
+async def test_a_raised_append_that_was_stored_stands_once_as_the_pipeline_record(
+    harness: Harness,
+) -> None:
+  raised = store_then_raise_once(harness, 'pipeline')
+  log: list[tuple[str, str]] = []
+
+  outcome = await run(harness, ProbePlugin('p', log))
+
+  assert len(raised) == 1
+  # The stored record is the outcome: no fallback, no duplicate, no error.
+  assert outcome.path is AuditPath.PIPELINE and outcome.error is None
+  assert outcome.durable and outcome.attempts == 1
+  (stored,) = audit_events(await harness.stored())
+  assert stored.id == outcome.event.id == raised[0]
+  assert audit_record(stored) == {'kind': 'audit', 'path': 'pipeline'}
+  assert stored.actions.state_delta == {'cart': 2}
+  assert log == [('p', 'event'), ('p', 'observe')]
+
+
+@pytest.mark.conformance('P3-PIPE-06', 'P3-PIPE-08')
+async def test_fallback_reuses_the_refused_offers_id_and_a_stored_offer_stands(
+    sqlite_harness: Harness,
+) -> None:
+  harness = sqlite_harness
+  reject_inserts(harness.db_path, containing='poisoned')
+  raised = store_then_raise_once(harness, 'fallback')
+  offered: list[str] = []
+  log: list[tuple[str, str]] = []
+
+  async def on_event(context: Any, event: Event) -> Optional[Event]:
+    offered.append(event.id)
+    return event.model_copy(
+        update={
+            'content': types.Content(
+                role='user', parts=[types.Part(text='poisoned')]
+            )
+        }
+    )
+
+  outcome = await run(harness, ProbePlugin('p', log, on_event=on_event))
+
+  # The pipeline record was refused; the fallback's first offer was stored
+  # although the service raised, so it stands and is not offered again.
+  assert outcome.path is AuditPath.FALLBACK
+  assert outcome.error.reason is AuditErrorReason.PIPELINE_APPEND_FAILED
+  assert outcome.attempts == 2
+  (stored,) = audit_events(await harness.stored())
+  assert stored.id == outcome.event.id == raised[0] == offered[0]
+  assert audit_record(stored) == {'kind': 'audit', 'path': 'fallback'}
+  assert stored.content.parts[0].text == 'the app called buy'
+  assert log == [('p', 'event'), ('p', 'observe')]

@@ -54,6 +54,7 @@ from ...events._internal_metadata import INTERNAL_METADATA_PREFIX
 from ...events._internal_metadata import without_internal_metadata
 from ...events.event import Event
 from ...events.event_actions import EventActions
+from ...sessions.base_session_service import GetSessionConfig
 from ...sessions.session import Session
 from ...telemetry._metrics import meter
 from ..batch.ledger import EventBatchEffects
@@ -70,6 +71,7 @@ from ..facades.errors import FacadeError
 from ..facades.event_policy import EventPolicyContext
 from ..facades.event_policy import EventPolicyOutcome
 from ..facades.event_policy import run_event_policy
+from ..sealing.append_stage import fallback_offer
 from .errors import AuditError
 from .errors import AuditErrorReason
 
@@ -174,6 +176,17 @@ class AuditSessionService(Protocol):
 
   async def append_event(self, session: Session, event: Event) -> Event:
     """Finalizes and stores `event`."""
+    ...
+
+  async def get_session(
+      self,
+      *,
+      app_name: str,
+      user_id: str,
+      session_id: str,
+      config: Optional[GetSessionConfig] = None,
+  ) -> Optional[Session]:
+    """The stored Session (read after a refused append)."""
     ...
 
 
@@ -281,15 +294,48 @@ def _restore(event: Event, frozen: FrozenBatch) -> Event:
 
 
 def _fallback(
-    constructed: Event, frozen: FrozenBatch, kind: AuditKind
+    constructed: Event, frozen: FrozenBatch, kind: AuditKind, event_id: str
 ) -> Event:
-  """The core-only fallback: the core's record, the frozen deltas only."""
+  """The core-only fallback: the core's record, the frozen deltas only.
+
+  It takes `event_id`, the id of the record offered before it (if any):
+  a sealed result created by that offer is scoped to that id, so the
+  fallback's re-seal of the same operation instance is the store's
+  idempotent retry, not a conflict.
+  """
   record, _ = sanitize_audit_event(
       constructed, kind=kind, path=AuditPath.FALLBACK
   )
   record.actions = EventActions()
-  record.id = Event.new_id()
+  record.id = event_id
   return _restore(record, frozen)
+
+
+async def _landed(
+    service: AuditSessionService, key: SessionKey, event_id: str
+) -> Optional[Event]:
+  """The stored Event `event_id`, if a refused append stored it anyway.
+
+  A backend may store an Event and still raise (the commit landed, a later
+  step failed). None when it is not stored or the read fails (then the next
+  offer decides: a backend refuses a second Event of the same id).
+  """
+  try:
+    stored = await service.get_session(
+        app_name=key.app_name, user_id=key.user_id, session_id=key.session_id
+    )
+  except Exception as e:  # pylint: disable=broad-exception-caught
+    logger.warning(
+        'Could not read the Session back after a refused audit append (%s)',
+        type(e).__name__,
+    )
+    return None
+  if stored is None:
+    return None
+  for event in reversed(stored.events):
+    if event.id == event_id and audit_record(event) is not None:
+      return event
+  return None
 
 
 _active: contextvars.ContextVar[frozenset[SessionKey]] = contextvars.ContextVar(
@@ -362,6 +408,46 @@ def _critical(
   )
 
 
+async def _adopt_landed(
+    plugin_manager: AuditPluginChain,
+    key: SessionKey,
+    session: Session,
+    stored: Event,
+    *,
+    frozen: FrozenBatch,
+    failure: AuditError,
+    policy_error: Optional[EventPolicyError],
+    attempts: int,
+) -> AuditAppendOutcome:
+  """The outcome of a refused offer whose Event was stored all the same.
+
+  The stored record is what stands: a landed pipeline record is the
+  normal path (no error; the append did happen), a landed fallback is the
+  fallback path with the first failure.
+  """
+  stamp = audit_record(stored) or {}
+  path = (
+      AuditPath.FALLBACK
+      if stamp.get('path') == AuditPath.FALLBACK.value
+      else AuditPath.PIPELINE
+  )
+  logger.warning(
+      'MCP App audit record of invocation %r was stored although the'
+      ' session service raised; it stands as the %s record',
+      stored.invocation_id,
+      path.value,
+  )
+  await _observe(plugin_manager, key, session, stored)
+  return AuditAppendOutcome(
+      event=stored,
+      path=path,
+      frozen=frozen,
+      error=failure if path is AuditPath.FALLBACK else None,
+      policy_error=policy_error,
+      attempts=attempts,
+  )
+
+
 async def append_audit_event(
     *,
     session_service: AuditSessionService,
@@ -381,7 +467,9 @@ async def append_audit_event(
   (3) merge the allowed changes; (4) finalize: sanitize again, restore the
   frozen batch's deltas; (5) `append_event` under `provenance`; (6) the
   observer phase. A failure of (2)-(5) appends the core-only fallback
-  instead (offered up to `APPEND_ATTEMPTS` times); if it is refused, a
+  instead (under the refused record's Event id, offered up to
+  `APPEND_ATTEMPTS` times; an offer the service stored although it raised
+  stands as the record and is not offered again); if it is refused, a
   critical redacted log record and the append-failure metric are emitted
   and nothing durable is claimed. Observers run after whichever record was
   stored; their failures never change the outcome.
@@ -472,6 +560,7 @@ async def _run(
       cause = outcome.error
   frozen = effects.freeze()
   attempts = 0
+  record_id = constructed.id
   if outcome is not None and not outcome.failed:
     policy_error = policy_error or outcome.policy_error
     try:
@@ -490,6 +579,7 @@ async def _run(
     else:
       # (5) Append, once.
       attempts += 1
+      record_id = final.id
       try:
         appended = await _append(service, session, final, provenance)
       except Exception as e:  # pylint: disable=broad-exception-caught
@@ -510,15 +600,32 @@ async def _run(
         )
   assert failure is not None
   failure.__cause__ = cause
-  # The core-only fallback, built once, offered a bounded number of times.
-  fallback = _fallback(constructed, frozen, kind)
+  # The core-only fallback, built once, offered a bounded number of times,
+  # under the id of the record offered before it. Before each offer after
+  # a refused one, a Session read tells whether that offer landed anyway:
+  # then it is the record, and nothing is appended twice.
+  fallback = _fallback(constructed, frozen, kind, record_id)
   last: BaseException = cause or failure
   for _ in range(APPEND_ATTEMPTS):
+    if attempts:
+      stored = await _landed(service, key, record_id)
+      if stored is not None:
+        return await _adopt_landed(
+            plugin_manager,
+            key,
+            session,
+            stored,
+            frozen=frozen,
+            failure=failure,
+            policy_error=policy_error,
+            attempts=attempts,
+        )
     attempts += 1
     try:
-      appended = await _append(
-          service, session, fallback.model_copy(deep=True), provenance
-      )
+      with fallback_offer():
+        appended = await _append(
+            service, session, fallback.model_copy(deep=True), provenance
+        )
     except Exception as e:  # pylint: disable=broad-exception-caught
       last = e
       continue

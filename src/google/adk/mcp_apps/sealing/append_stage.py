@@ -30,12 +30,14 @@ Usage:
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import dataclasses
 import logging
 from typing import Any
 from typing import Awaitable
 from typing import Callable
+from typing import Iterator
 from typing import Optional
 
 from . import batch_reconciliation
@@ -43,7 +45,9 @@ from ...events.event import Event
 from ..contracts.scope import SessionKey
 from ..contracts.sealed_result_store import ReferenceTrackingSealedResultStore
 from ..contracts.sealed_result_store import SealedRecordScope
+from ..contracts.sealed_result_store import SealedResultReason
 from ..contracts.sealed_result_store import SealedResultRef
+from ..contracts.sealed_result_store import SealedResultStoreError
 from ..descriptor.reference_validation import function_response_ids
 from ..descriptor.reference_validation import validate_event_references
 from ..descriptor.sealed_reference import SealedResultReference
@@ -111,15 +115,59 @@ CREATE_ATTEMPTS = 2
 """Tries of one envelope create; a retry reuses the operation instance, so
 the store's immutable create returns the first try's record if it landed."""
 
+FALLBACK_INSTANCE_SUFFIX = ':fallback'
+"""Appended to the operation instance of a fallback's own sealed record."""
+
+_fallback_offer: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    'adk_mcp_apps_fallback_offer', default=False
+)
+
+
+@contextlib.contextmanager
+def fallback_offer() -> Iterator[None]:
+  """Marks the appends in its body as offers of a core-only audit fallback.
+
+  The audit pipeline offers the fallback under the Event id of its refused
+  record, which may already have sealed the call's result (the seal is
+  created before the backend writes). Same bytes: the store's idempotent
+  retry returns that record. Other bytes (an `on_event` plugin changed the
+  result's public fields on the refused record): the store answers
+  `CONFLICT`, and inside this context the fallback's result is sealed
+  under a derived operation instance (`FALLBACK_INSTANCE_SUFFIX`) instead;
+  the refused record's seal, referenced by no Event, is left to orphan GC.
+  """
+  token = _fallback_offer.set(True)
+  try:
+    yield
+  finally:
+    _fallback_offer.reset(token)
+
 
 async def _create(
     seal: PendingSeal, scope: SealedRecordScope
+) -> SealedResultRef:
+  try:
+    return await _create_as(seal, scope, seal.operation_instance_id)
+  except SealedResultStoreError as e:
+    if not _fallback_offer.get() or e.reason is not SealedResultReason.CONFLICT:
+      raise
+  logger.warning(
+      'A core-only fallback seals a result other than its refused record'
+      ' did; it gets its own sealed record'
+  )
+  return await _create_as(
+      seal, scope, seal.operation_instance_id + FALLBACK_INSTANCE_SUFFIX
+  )
+
+
+async def _create_as(
+    seal: PendingSeal, scope: SealedRecordScope, instance: str
 ) -> SealedResultRef:
   for attempt in range(1, CREATE_ATTEMPTS + 1):
     try:
       return await seal.store.create(
           scope,
-          operation_instance_id=seal.operation_instance_id,
+          operation_instance_id=instance,
           envelope=seal.envelope,
           expires_at=expires_at(seal),
       )
