@@ -69,7 +69,10 @@ def _artifact_dir(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
 
 
 async def test_every_load_operation_is_answered_and_audited_exactly_once(
-    mcp_apps: Any, tmp_path: Path, request: pytest.FixtureRequest
+    mcp_apps: Any,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
   """100 Views x 100 app-only `tools/call`s through the adapter: every
   answer is a JSON-RPC success and the durable store holds exactly one
@@ -92,13 +95,8 @@ async def test_every_load_operation_is_answered_and_audited_exactly_once(
 
   views, run, records = result.views, result.run, result.records
   summary = run.summary()
-  # Shown in the test log even when the test passes.
-  reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-  line = f"adapter load: {json.dumps(summary)}"
-  if reporter is not None:
-    reporter.write_line(line)
-  else:
-    print(line)
+  with capsys.disabled():  # Shown in the test log even when it passes.
+    print(f"\nadapter load: {json.dumps(summary)}")
   (_artifact_dir(request, tmp_path) / "adapter-load.json").write_text(
       json.dumps(summary, indent=2) + "\n"
   )
