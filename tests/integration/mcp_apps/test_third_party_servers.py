@@ -87,12 +87,15 @@ def test_lockfile_pins_exact_versions_with_integrity() -> None:
   lock = json.loads((FIXTURE_DIR / "package-lock.json").read_text())
 
   assert manifest["private"] is True
-  assert manifest["dependencies"] == {
+  pins = {
       package: PINNED_VERSION for package in servers.SERVER_PACKAGES.values()
   }
-  for package in servers.SERVER_PACKAGES.values():
+  # CesiumJS, which the map server's View loads from a CDN.
+  pins["cesium"] = f"{servers.CESIUM_VERSION}.0"
+  assert manifest["dependencies"] == pins
+  for package, version in pins.items():
     locked = lock["packages"][f"node_modules/{package}"]
-    assert locked["version"] == PINNED_VERSION
+    assert locked["version"] == version
     assert locked["integrity"].startswith("sha512-")
   assert servers.is_installed()
   assert servers.STAMP_FILE.read_text().strip() == servers.lockfile_hash()
